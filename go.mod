@@ -1,0 +1,3 @@
+module github.com/zoohq/zoo
+
+go 1.25
