@@ -1,3 +1,12 @@
 module github.com/zoohq/zoo
 
 go 1.25
+
+require (
+	github.com/anishathalye/porcupine v1.1.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	go.etcd.io/raft/v3 v3.6.0 // indirect
+	google.golang.org/protobuf v1.33.0 // indirect
+)
