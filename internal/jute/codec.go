@@ -12,7 +12,13 @@
 //
 // Each record has an explicit Encode and Decode; there is no reflection.
 // Decoding never trusts a length read from the wire: a length that runs past
-// the end of the input is an error, not an allocation.
+// the end of the input is an error (ErrShort), not an allocation.
+//
+// Apache's reading of a null (-1) ustring, buffer or vector is mirrored as
+// "", nil and nil. Writing is the client protocol's practice rather than
+// jute's full range: the records of the client protocol never write a null
+// vector (see records_codec.go), because Apache's server dereferences some
+// vectors without a null check and go-zookeeper cannot read a -1 count.
 package jute
 
 import (
@@ -22,11 +28,11 @@ import (
 	"math"
 )
 
-// ErrShort means the input ended inside a record.
+// ErrShort means the input ended inside a record, including a length
+// prefix that claims more bytes than remain.
 var ErrShort = errors.New("jute: record is truncated")
 
-// ErrBadLength means a length prefix was negative (other than -1) or larger
-// than the input that remains.
+// ErrBadLength means a length prefix was negative other than -1 (null).
 var ErrBadLength = errors.New("jute: bad length prefix")
 
 // Record is a protocol record with an explicit wire form.
@@ -39,6 +45,9 @@ type Record interface {
 type Writer struct {
 	B []byte
 }
+
+// Reset empties w, keeping its storage for reuse.
+func (w *Writer) Reset() { w.B = w.B[:0] }
 
 // Int appends a 4-byte int.
 func (w *Writer) Int(v int32) { w.B = binary.BigEndian.AppendUint32(w.B, uint32(v)) }
@@ -83,18 +92,39 @@ func (w *Writer) Strings(v []string) {
 	}
 }
 
+// StringList appends a vector of strings, writing nil as an empty vector.
+// The client protocol's records use it: Apache never sends a null list, its
+// server throws on a null list in setWatches, and go-zookeeper cannot read
+// a -1 count.
+func (w *Writer) StringList(v []string) {
+	w.Int(int32(len(v)))
+	for _, s := range v {
+		w.String(s)
+	}
+}
+
 // Reader decodes jute values from a byte slice. The first error is sticky:
 // once a read fails every later read returns a zero value, and Err reports
 // the failure, so a record's Decode can read all its fields and check once.
 type Reader struct {
-	b   []byte
-	off int
-	err error
+	b     []byte
+	off   int
+	err   error
+	alias bool
 }
 
-// NewReader returns a Reader over b. It does not copy b; buffers it returns
-// alias b.
+// NewReader returns a Reader over b. Values it returns never alias b (Buffer
+// copies), so b may be reused as soon as decoding is done: a server reads
+// every frame into the same buffer while decoded requests wait in queues.
 func NewReader(b []byte) *Reader { return &Reader{b: b} }
+
+// NewAliasReader is NewReader for a caller that keeps b unchanged for as
+// long as the decoded values live: buffers it returns alias b, saving a copy.
+func NewAliasReader(b []byte) *Reader { return &Reader{b: b, alias: true} }
+
+// Reset makes r read b from the start with no error, keeping its aliasing
+// mode, so one Reader can serve many frames without allocating.
+func (r *Reader) Reset(b []byte) { r.b, r.off, r.err = b, 0, nil }
 
 // Err returns the first decoding error, or nil.
 func (r *Reader) Err() error { return r.err }
@@ -159,15 +189,21 @@ func (r *Reader) length(min int) int {
 	if n == -1 {
 		return -1
 	}
-	if n < 0 || (min > 0 && int64(n)*int64(min) > int64(r.Len())) {
-		r.err = fmt.Errorf("%w: %d with %d bytes left", ErrBadLength, n, r.Len())
+	if n < 0 {
+		r.err = fmt.Errorf("%w: %d", ErrBadLength, n)
+		return 0
+	}
+	if min > 0 && int64(n)*int64(min) > int64(r.Len()) {
+		r.err = fmt.Errorf("%w: length %d with %d bytes left", ErrShort, n, r.Len())
 		return 0
 	}
 	return int(n)
 }
 
-// Buffer reads a length-prefixed buffer. The result aliases the input; length
-// -1 yields nil.
+// Buffer reads a length-prefixed buffer; length -1 yields nil and length 0 a
+// non-nil empty slice, so a null buffer survives a round trip (Apache returns
+// a znode created with null data as null). The result is a copy unless r was
+// made by NewAliasReader.
 func (r *Reader) Buffer() []byte {
 	n := r.length(1)
 	if n < 0 || r.err != nil {
@@ -176,7 +212,11 @@ func (r *Reader) Buffer() []byte {
 	if n == 0 {
 		return []byte{}
 	}
-	return r.take(n)
+	p := r.take(n)
+	if r.alias {
+		return p
+	}
+	return append([]byte(nil), p...)
 }
 
 // String reads a length-prefixed string; length -1 yields "".
@@ -212,6 +252,10 @@ func Marshal(rec Record) []byte {
 	return w.B
 }
 
+// ErrTrailing means bytes were left over after a record that Unmarshal
+// decoded; UnmarshalPrefix tolerates them.
+var ErrTrailing = errors.New("jute: trailing bytes after record")
+
 // Unmarshal decodes rec from b. It fails if b is short or has bytes left over.
 func Unmarshal(b []byte, rec Record) error {
 	r := NewReader(b)
@@ -220,9 +264,19 @@ func Unmarshal(b []byte, rec Record) error {
 		return r.err
 	}
 	if r.Len() != 0 {
-		return fmt.Errorf("jute: %d trailing bytes after record", r.Len())
+		return fmt.Errorf("%w: %d bytes", ErrTrailing, r.Len())
 	}
 	return nil
+}
+
+// UnmarshalPrefix decodes rec from the front of b and ignores any bytes after
+// it. That is how Apache reads every record of the client protocol (the
+// connect request and response, request bodies, replies): its deserializers
+// stop at the record's last field and the rest of the frame is dropped.
+func UnmarshalPrefix(b []byte, rec Record) error {
+	r := NewReader(b)
+	rec.Decode(r)
+	return r.err
 }
 
 // MaxFrame bounds a frame length so that int conversions cannot overflow.

@@ -1,0 +1,410 @@
+// Package watch is the registry of the watches that the clients of one
+// server have set, and the rules that decide which of them a change fires.
+//
+// The rules are Apache ZooKeeper's (programmer's guide, "ZooKeeper
+// Watches"; DataTree and WatchManager in the 3.8 server). Apache keeps two
+// tables, data watches and child watches, and so does this package, as
+// bits per (watcher, path):
+//
+//	registration                    data table    child table
+//	getData, exists (ModeData)      one-time      -
+//	getChildren (ModeChild)         -             one-time
+//	addWatch PERSISTENT             persistent    persistent
+//	addWatch PERSISTENT_RECURSIVE   recursive     recursive
+//
+// A change fires these tables of its path (Trigger):
+//
+//	NodeCreated(p)          data table of p
+//	NodeDataChanged(p)      data table of p
+//	NodeChildrenChanged(p)  child table of p
+//	NodeDeleted(p)          data and child tables of p
+//
+// plus, for every type but NodeChildrenChanged, the recursive watches of
+// p's ancestors. A watcher gets at most one event per Trigger however many of
+// its watches match (guide, "Things to Remember about Watches": a watch
+// object is triggered once per notification). One-time registrations of the
+// fired tables are removed; persistent and recursive ones stay, even when
+// their node is deleted.
+//
+// Where this package differs from Apache 3.8.0 it follows the fix Apache
+// made later: in 3.8.0 a watcher has one mode per path and table, so a
+// getData watch on a path that also has a persistent watch silently turns
+// the persistent watch into a one-time one (ZOOKEEPER-4466, fixed upstream after 3.8.0).
+// Here the registrations coexist.
+//
+// Apache's server never sends DataWatchRemoved, ChildWatchRemoved or
+// PersistentWatchRemoved events: client libraries make them up locally
+// when removeWatches succeeds. Notifications carry zxid -1 in their reply
+// header on Apache 3.8; Event.Zxid is there for the server to use or not.
+//
+// Watch events are also subject to ACLs: Apache 3.8 delivers an event only
+// if the watcher's session has READ on the node the event is about (the
+// created node, the changed node, the deleted node as it was, the parent
+// for NodeChildrenChanged), and a one-time watch is used up even when its
+// event is withheld (seen on Apache 3.8). The registry knows nothing of
+// ACLs; the server filters the deliveries of each Trigger with acl.Check,
+// so a delete must report the ACL the deleted node had.
+//
+// A Registry is safe for concurrent use. Its one mutex is a leaf: it is
+// never held while calling code outside the package.
+package watch
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+// Watcher identifies the owner of watches, normally a client connection.
+// The server chooses the values; the registry only compares them.
+type Watcher uint64
+
+// Mode is the kind of watch a request sets.
+type Mode uint8
+
+// The kinds of watch.
+const (
+	// ModeData is set by getData, and by exists whether or not the node
+	// exists (Apache keeps "exist" watches in the data table too). It fires
+	// once, on NodeCreated, NodeDataChanged or NodeDeleted of its path.
+	ModeData Mode = iota + 1
+	// ModeChild is set by getChildren. It fires once, on
+	// NodeChildrenChanged or NodeDeleted of its path.
+	ModeChild
+	// ModePersistent is addWatch mode PERSISTENT: NodeCreated,
+	// NodeDataChanged, NodeChildrenChanged and NodeDeleted of its path,
+	// until removed.
+	ModePersistent
+	// ModePersistentRecursive is addWatch mode PERSISTENT_RECURSIVE:
+	// NodeCreated, NodeDataChanged and NodeDeleted of its path and of every
+	// path below it (never NodeChildrenChanged), until removed.
+	ModePersistentRecursive
+)
+
+// Event is a watch notification, before the server adds the keeper state.
+type Event struct {
+	Type int32 // jute.EventNodeCreated, ...
+	Path string
+	Zxid int64 // the zxid given to Trigger or SetWatches
+}
+
+// Delivery is an event for one watcher.
+type Delivery struct {
+	Watcher Watcher
+	Event   Event
+}
+
+// regs is the set of registrations of one watcher on one path.
+type regs uint8
+
+const (
+	dataOnce regs = 1 << iota
+	dataPersistent
+	dataRecursive
+	childOnce
+	childPersistent
+	childRecursive
+
+	dataTable      = dataOnce | dataPersistent | dataRecursive
+	childTable     = childOnce | childPersistent | childRecursive
+	onceRegs       = dataOnce | childOnce
+	recursiveRegs  = dataRecursive | childRecursive
+	allRegs        = dataTable | childTable
+	persistentRegs = dataPersistent | childPersistent
+)
+
+func (m Mode) regs() regs {
+	switch m {
+	case ModeData:
+		return dataOnce
+	case ModeChild:
+		return childOnce
+	case ModePersistent:
+		return persistentRegs
+	case ModePersistentRecursive:
+		return recursiveRegs
+	}
+	return 0
+}
+
+// pathWatches is everything registered on one path.
+type pathWatches struct {
+	all smallMap[Watcher, regs]
+	// rec holds the watchers of all that have a recursive registration,
+	// so that walking the ancestors of a changed path looks only at them.
+	rec map[Watcher]struct{}
+}
+
+// Registry holds the watches of one server's clients. The zero value is
+// ready to use.
+type Registry struct {
+	mu       sync.Mutex
+	paths    map[string]*pathWatches
+	watchers map[Watcher]*smallMap[string, struct{}] // paths with a registration
+	// recursive counts (watcher, path) pairs with a recursive registration;
+	// while it is 0 no Trigger needs to look at ancestors.
+	recursive int
+	// inTable counts (watcher, path) pairs with a registration in the data
+	// table ([0]) and in the child table ([1]).
+	inTable [2]int
+}
+
+// Add registers a watch of mode m by w on path. Adding a registration that
+// already exists changes nothing. An unknown mode is ignored.
+//
+// The server must not Add for a watcher after RemoveWatcher(w) unless w is
+// in use again: the registry cannot tell a closed connection from a new one.
+func (r *Registry) Add(w Watcher, path string, m Mode) {
+	add := m.regs()
+	if add == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(w, path, add)
+}
+
+func (r *Registry) addLocked(w Watcher, path string, add regs) {
+	pw := r.paths[path]
+	if pw == nil {
+		if r.paths == nil {
+			r.paths = make(map[string]*pathWatches)
+		}
+		pw = &pathWatches{}
+		r.paths[path] = pw
+	}
+	old, _ := pw.all.get(w)
+	r.change(path, pw, w, old, old|add)
+}
+
+// change sets w's registrations on path from old to now and keeps every
+// index in step. pw is r.paths[path].
+func (r *Registry) change(path string, pw *pathWatches, w Watcher, old, now regs) {
+	if old == now {
+		return
+	}
+	for i, t := range [2]regs{dataTable, childTable} {
+		switch {
+		case old&t == 0 && now&t != 0:
+			r.inTable[i]++
+		case old&t != 0 && now&t == 0:
+			r.inTable[i]--
+		}
+	}
+	switch {
+	case old&recursiveRegs == 0 && now&recursiveRegs != 0:
+		r.recursive++
+		if pw.rec == nil {
+			pw.rec = make(map[Watcher]struct{})
+		}
+		pw.rec[w] = struct{}{}
+	case old&recursiveRegs != 0 && now&recursiveRegs == 0:
+		r.recursive--
+		delete(pw.rec, w)
+		if len(pw.rec) == 0 {
+			pw.rec = nil
+		}
+	}
+	if now != 0 {
+		pw.all.set(w, now)
+		if old == 0 {
+			r.addPath(w, path)
+		}
+		return
+	}
+	pw.all.del(w)
+	if pw.all.len() == 0 {
+		delete(r.paths, path)
+	}
+	if ps := r.watchers[w]; ps != nil {
+		ps.del(path)
+		if ps.len() == 0 {
+			delete(r.watchers, w)
+		}
+	}
+}
+
+func (r *Registry) addPath(w Watcher, path string) {
+	ps := r.watchers[w]
+	if ps == nil {
+		if r.watchers == nil {
+			r.watchers = make(map[Watcher]*smallMap[string, struct{}])
+		}
+		ps = &smallMap[string, struct{}]{}
+		r.watchers[w] = ps
+	}
+	ps.set(path, struct{}{})
+}
+
+// firedTables is the registrations an event type fires on its own path.
+func firedTables(eventType int32) regs {
+	switch eventType {
+	case jute.EventNodeCreated, jute.EventNodeDataChanged:
+		return dataTable
+	case jute.EventNodeChildrenChanged:
+		return childTable
+	case jute.EventNodeDeleted:
+		return dataTable | childTable
+	}
+	return 0
+}
+
+// Trigger fires the watches that a change of eventType at path concerns
+// and returns one delivery per watcher, ordered by watcher. One-time
+// watches that fire are removed. Other event types return nil.
+//
+// The server calls Trigger once per (path, type) a txn reports, in order:
+// a create gives NodeCreated(path) then NodeChildrenChanged(parent); a
+// delete gives NodeDeleted(path) then NodeChildrenChanged(parent); a
+// setData gives NodeDataChanged(path). A NodeDeleted fires both the data
+// and the child watches of path but sends each watcher one event, as
+// Apache's DataTree.deleteNode does by passing the data watchers it
+// notified as the set to suppress when it fires the child watchers.
+//
+// The server should drop deliveries whose watcher may not READ the node
+// (see the package comment). Trigger does not allocate when nothing fires.
+func (r *Registry) Trigger(path string, eventType int32, zxid int64) []Delivery {
+	tables := firedTables(eventType)
+	if tables == 0 {
+		return nil
+	}
+	ev := Event{Type: eventType, Path: path, Zxid: zxid}
+	var out []Delivery
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pw := r.paths[path]; pw != nil {
+		if n := pw.all.len(); n > 1 {
+			out = make([]Delivery, 0, n)
+		}
+		pw.all.each(func(w Watcher, old regs) {
+			hit := old & tables
+			if hit == 0 {
+				return
+			}
+			// Recursive watches never see NodeChildrenChanged; everything
+			// else that is registered in a fired table fires.
+			if hit&^recursiveRegs != 0 || eventType != jute.EventNodeChildrenChanged {
+				out = append(out, Delivery{Watcher: w, Event: ev})
+			}
+			r.change(path, pw, w, old, old&^(hit&onceRegs))
+		})
+	}
+	if r.recursive > 0 && eventType != jute.EventNodeChildrenChanged {
+		for p, ok := parent(path); ok; p, ok = parent(p) {
+			pw := r.paths[p]
+			if pw == nil {
+				continue
+			}
+			for w := range pw.rec {
+				if b, _ := pw.all.get(w); b&tables&recursiveRegs != 0 {
+					out = append(out, Delivery{Watcher: w, Event: ev})
+				}
+			}
+		}
+	}
+	return sortDeliveries(out)
+}
+
+// parent returns the parent of an absolute path, false for "/" and for
+// text without a slash.
+func parent(p string) (string, bool) {
+	if p == "/" {
+		return "", false
+	}
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			if i == 0 {
+				return "/", true
+			}
+			return p[:i], true
+		}
+	}
+	return "", false
+}
+
+// sortDeliveries orders ds by watcher and drops repeats of a watcher.
+func sortDeliveries(ds []Delivery) []Delivery {
+	if len(ds) < 2 {
+		return ds
+	}
+	slices.SortFunc(ds, func(a, b Delivery) int { return cmp.Compare(a.Watcher, b.Watcher) })
+	return slices.CompactFunc(ds, func(a, b Delivery) bool { return a.Watcher == b.Watcher })
+}
+
+// typeRegs maps a removeWatches/checkWatches watcher type to the tables it
+// names. Children and Data name one of Apache's two tables, Any both.
+func typeRegs(watcherType int32) regs {
+	switch watcherType {
+	case jute.WatcherChildren:
+		return childTable
+	case jute.WatcherData:
+		return dataTable
+	case jute.WatcherAny:
+		return allRegs
+	}
+	return 0
+}
+
+// Remove implements removeWatches: it removes w's registrations on path in
+// the tables watcherType names (jute.WatcherChildren, WatcherData or
+// WatcherAny) and reports whether there were any; if not, the server
+// answers NoWatcher. Only the exact path counts, not recursive watches on
+// its ancestors.
+//
+// Persistent and recursive watches live in both tables, as in Apache 3.8,
+// so WatcherAny removes them whole while WatcherChildren or WatcherData
+// removes one half: a persistent watch that loses its child half no longer
+// sees NodeChildrenChanged, and a recursive watch that loses its data half
+// still sees NodeDeleted (below and at its path) but no longer NodeCreated
+// or NodeDataChanged. This is what Apache 3.8 does.
+func (r *Registry) Remove(w Watcher, path string, watcherType int32) bool {
+	tables := typeRegs(watcherType)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pw := r.paths[path]
+	if pw == nil {
+		return false
+	}
+	old, _ := pw.all.get(w)
+	if old&tables == 0 {
+		return false
+	}
+	r.change(path, pw, w, old, old&^tables)
+	return true
+}
+
+// Check implements checkWatches: whether w has a registration on path in
+// the tables watcherType names. Apache 3.8.0 answers true when any watcher
+// at all has one there (its WatchManager.containsWatcher ignores the
+// watcher); Zoo answers for w only.
+func (r *Registry) Check(w Watcher, path string, watcherType int32) bool {
+	tables := typeRegs(watcherType)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pw := r.paths[path]
+	if pw == nil {
+		return false
+	}
+	b, _ := pw.all.get(w)
+	return b&tables != 0
+}
+
+// RemoveWatcher removes every watch of w, for a closed connection, and
+// returns how many (watcher, path) pairs it removed.
+func (r *Registry) RemoveWatcher(w Watcher) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ps := r.watchers[w]
+	if ps == nil {
+		return 0
+	}
+	n := ps.len()
+	ps.each(func(path string, _ struct{}) {
+		pw := r.paths[path]
+		old, _ := pw.all.get(w)
+		r.change(path, pw, w, old, 0)
+	})
+	return n
+}
