@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/zoohq/zoo/internal/config"
+	"github.com/zoohq/zoo/internal/server"
+)
+
+func runServer(args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(*level)}))
+	var cfg *config.Config
+	switch fs.NArg() {
+	case 0:
+		cfg = config.Default()
+	case 1:
+		var err error
+		if cfg, err = config.Load(fs.Arg(0)); err != nil {
+			return err
+		}
+	default:
+		return errors.New("usage: zoo server [zoo.cfg]")
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("config: " + w.String())
+	}
+	if cfg.Distributed() {
+		return fmt.Errorf("%d servers configured: replication across servers is not implemented yet; "+
+			"remove the server.N lines to run standalone", len(cfg.Servers))
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return err
+	}
+	log.Warn("the log and snapshots are kept in memory: a restart loses all data", "dataDir", cfg.DataDir)
+	return serve(log, cfg)
+}
+
+func serve(log *slog.Logger, cfg *config.Config) error {
+	ln, err := net.Listen("tcp", cfg.ClientAddr())
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(serverConfig(log, cfg))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "version", Version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigc)
+	select {
+	case sig := <-sigc:
+		log.Info("shutting down", "signal", sig.String())
+	case err := <-errc:
+		log.Error("serve", "err", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// serverConfig maps zoo.cfg onto the server's settings.
+func serverConfig(log *slog.Logger, c *config.Config) server.Config {
+	id := c.MyID
+	if id == 0 {
+		id = 1
+	}
+	return server.Config{
+		Logger:                log,
+		ServerID:              id,
+		TickTime:              time.Duration(c.TickTime) * time.Millisecond,
+		MinSessionTimeout:     int32(c.MinSessionTimeout),
+		MaxSessionTimeout:     int32(c.MaxSessionTimeout),
+		MaxClientCnxns:        c.MaxClientCnxns,
+		MaxFrame:              c.JuteMaxBuffer,
+		MaxOutstanding:        c.GlobalOutstandingLimit,
+		SuperDigest:           c.SuperDigest,
+		ExtendedTypes:         c.ExtendedTypesEnabled,
+		FourLetterWords:       c.FourLetterWords,
+		ContainerCheck:        time.Duration(c.ContainerCheckInterval) * time.Millisecond,
+		ContainerMaxPerMinute: c.ContainerMaxPerMinute,
+		Version:               zookeeperVersion + "-zoo-" + Version,
+		Conf:                  c,
+	}
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

@@ -1,0 +1,31 @@
+package replica
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// An entry's data is an envelope around the encoded txn:
+//
+//	origin uint64  id of the server that prepped the txn for a client
+//	tag    uint64  that server's handle for the waiting request (0: none)
+//	txn    ...     txn.Txn.Marshal()
+//
+// Every server applies the txn; only the origin answers a client, and it
+// finds the waiting request by tag.
+const envelopeHeader = 16
+
+var errShortEnvelope = errors.New("replica: entry shorter than its envelope")
+
+func appendEnvelope(dst []byte, origin, tag uint64, txn []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, origin)
+	dst = binary.BigEndian.AppendUint64(dst, tag)
+	return append(dst, txn...)
+}
+
+func openEnvelope(b []byte) (origin, tag uint64, txn []byte, err error) {
+	if len(b) < envelopeHeader {
+		return 0, 0, nil, errShortEnvelope
+	}
+	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), b[envelopeHeader:], nil
+}

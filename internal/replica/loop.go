@@ -1,0 +1,251 @@
+package replica
+
+import (
+	"encoding/binary"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// maxBatch bounds how many queued requests one loop turn takes, so a burst
+// of requests still lets ticks and Readies through.
+const maxBatch = 512
+
+// keepEntries is how many applied entries stay in memory behind the
+// applied index before they are compacted away.
+const keepEntries = 10000
+
+// Run is the loop. It returns when Stop is called.
+func (r *Replica) Run() {
+	defer close(r.donec)
+	ticker := time.NewTicker(r.cfg.Tick)
+	defer ticker.Stop()
+	// A one-voter group need not wait out an election timeout.
+	if err := r.rn.Campaign(); err != nil {
+		r.cfg.Logger.Error("raft campaign", "err", err)
+	}
+	for {
+		r.processReady()
+		// Stop taking requests while too many wait for a leader: the
+		// bounded propc then pushes back on the connections.
+		propc := r.propc
+		if len(r.waiting) >= r.cfg.MaxPending {
+			propc = nil
+		}
+		select {
+		case <-ticker.C:
+			r.rn.Tick()
+		case p := <-propc:
+			r.waiting = append(r.waiting, p)
+			r.drain()
+		case <-r.stopc:
+			r.dropAll()
+			return
+		}
+		r.propose()
+	}
+}
+
+// drain takes what else is queued, without blocking.
+func (r *Replica) drain() {
+	for i := 0; i < maxBatch; i++ {
+		select {
+		case p := <-r.propc:
+			r.waiting = append(r.waiting, p)
+		default:
+			return
+		}
+	}
+}
+
+// propose preps and proposes the waiting requests, if this replica may
+// prep: it leads and has applied an entry of its own term, hence its whole
+// log (DESIGN decision 5).
+func (r *Replica) propose() {
+	st := r.rn.BasicStatus()
+	ready := st.RaftState == raft.StateLeader && r.appliedTerm == st.Term
+	r.leader.Store(ready)
+	if !ready || len(r.waiting) == 0 {
+		return
+	}
+	for i, p := range r.waiting {
+		if p.req.Op == jute.OpSync {
+			r.seq++
+			r.syncs = append(r.syncs, syncWait{tag: p.tag, id: r.seq})
+			r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.seq))
+			continue
+		}
+		p.req.Time = r.cfg.Now()
+		t := r.cfg.Prep.Prep(p.req)
+		r.seq++
+		data := appendEnvelope(nil, r.cfg.ID, r.seq, t.Marshal())
+		if err := r.rn.Propose(data); err != nil {
+			r.cfg.Logger.Warn("proposal dropped", "err", err)
+			r.waiting = r.waiting[i:]
+			r.dropAll()
+			return
+		}
+		r.inflight[r.seq] = inflight{tag: p.tag, txn: t}
+	}
+	clear(r.waiting)
+	r.waiting = r.waiting[:0]
+}
+
+// processReady handles Readies in raft's order: persist, send, apply,
+// Advance.
+func (r *Replica) processReady() {
+	for r.rn.HasReady() {
+		rd := r.rn.Ready()
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			if err := r.storage.ApplySnapshot(rd.Snapshot); err != nil {
+				r.cfg.Logger.Error("raft snapshot", "err", err)
+			}
+		}
+		if !raft.IsEmptyHardState(rd.HardState) {
+			_ = r.storage.SetHardState(rd.HardState) // in memory: cannot fail
+		}
+		if err := r.storage.Append(rd.Entries); err != nil {
+			r.cfg.Logger.Error("raft append", "err", err)
+		}
+		// A one-voter group has no one to send to; rd.Messages holds only
+		// messages to itself, which raft handles when asynchronous storage
+		// writes are off.
+		for _, rs := range rd.ReadStates {
+			r.readState(rs)
+		}
+		r.apply(rd.CommittedEntries)
+		r.rn.Advance(rd)
+		r.completeSyncs()
+		r.compact()
+	}
+}
+
+func (r *Replica) readState(rs raft.ReadState) {
+	if len(rs.RequestCtx) != 8 {
+		return
+	}
+	id := binary.BigEndian.Uint64(rs.RequestCtx)
+	for i := range r.syncs {
+		if r.syncs[i].id == id {
+			r.syncs[i].index = rs.Index
+		}
+	}
+}
+
+func (r *Replica) apply(ents []raftpb.Entry) {
+	for i := range ents {
+		e := &ents[i]
+		switch e.Type {
+		case raftpb.EntryNormal:
+			if len(e.Data) > 0 {
+				r.applyTxn(e)
+			}
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			r.applyConfChange(e)
+		}
+		r.applied, r.appliedTerm = e.Index, e.Term
+		r.lastZxid.Store(int64(e.Index))
+	}
+}
+
+func (r *Replica) applyTxn(e *raftpb.Entry) {
+	origin, seq, body, err := openEnvelope(e.Data)
+	if err != nil {
+		r.cfg.Logger.Error("skipping malformed log entry", "index", e.Index, "err", err)
+		return
+	}
+	var (
+		t   *txn.Txn
+		tag uint64
+	)
+	if origin == r.cfg.ID {
+		if in, ok := r.inflight[seq]; ok {
+			t, tag = in.txn, in.tag
+			delete(r.inflight, seq)
+		}
+	}
+	if t == nil {
+		if t, err = txn.Unmarshal(body); err != nil {
+			r.cfg.Logger.Error("skipping undecodable txn", "index", e.Index, "err", err)
+			return
+		}
+	}
+	zxid := int64(e.Index)
+	r.mu.Lock()
+	res := txn.Apply(r.state, t, zxid)
+	r.lastZxid.Store(zxid)
+	r.cfg.OnApply(Event{Kind: Applied, Zxid: zxid, Tag: tag, Txn: t, Result: &res})
+	r.mu.Unlock()
+	if origin == r.cfg.ID {
+		r.cfg.Prep.Applied(t)
+	}
+}
+
+func (r *Replica) applyConfChange(e *raftpb.Entry) {
+	var cc raftpb.ConfChangeV2
+	if e.Type == raftpb.EntryConfChange {
+		var v1 raftpb.ConfChange
+		if err := v1.Unmarshal(e.Data); err != nil {
+			r.cfg.Logger.Error("bad conf change", "index", e.Index, "err", err)
+			return
+		}
+		cc = v1.AsV2()
+	} else if err := cc.Unmarshal(e.Data); err != nil {
+		r.cfg.Logger.Error("bad conf change", "index", e.Index, "err", err)
+		return
+	}
+	r.rn.ApplyConfChange(cc)
+}
+
+// completeSyncs answers the syncs whose read index is applied. Syncs are
+// answered in the order they arrived, as a session's requests must be.
+func (r *Replica) completeSyncs() {
+	n := 0
+	for _, s := range r.syncs {
+		if s.index == 0 || s.index > r.applied {
+			break
+		}
+		r.cfg.OnApply(Event{Kind: Synced, Zxid: r.lastZxid.Load(), Tag: s.tag})
+		n++
+	}
+	if n > 0 {
+		r.syncs = append(r.syncs[:0], r.syncs[n:]...)
+	}
+}
+
+// compact drops applied entries from memory. No follower needs them: the
+// group has one voter.
+func (r *Replica) compact() {
+	if r.applied < r.compacted+2*keepEntries {
+		return
+	}
+	to := r.applied - keepEntries
+	if err := r.storage.Compact(to); err != nil && err != raft.ErrCompacted {
+		r.cfg.Logger.Warn("raft compact", "err", err)
+		return
+	}
+	r.compacted = to
+}
+
+// dropAll fails every request that will not be applied and resets prep,
+// whose outstanding changes described txns that may never be.
+func (r *Replica) dropAll() {
+	zxid := r.lastZxid.Load()
+	for _, p := range r.waiting {
+		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: p.tag})
+	}
+	r.waiting = r.waiting[:0]
+	for seq, in := range r.inflight {
+		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: in.tag})
+		delete(r.inflight, seq)
+	}
+	for _, s := range r.syncs {
+		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: s.tag})
+	}
+	r.syncs = nil
+	r.cfg.Prep.Reset()
+}

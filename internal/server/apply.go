@@ -1,0 +1,178 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// pending is a request submitted to the replica and waiting for its txn
+// to be applied (or its sync to complete).
+type pending struct {
+	conn    *conn
+	xid     int32
+	op      jute.Op
+	start   time.Time
+	path    string                // sync's path, echoed in its reply
+	connect *jute.ConnectResponse // the reply to a createSession
+}
+
+func (s *Server) takePending(tag uint64) *pending {
+	if tag == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending[tag]
+	delete(s.pending, tag)
+	return p
+}
+
+// onApply is the replica's callback, on its loop goroutine. For an applied
+// txn the state is write-locked, so the events and the reply queued here
+// reach every connection before any reply to a read computed after the
+// change (DESIGN decision 7).
+func (s *Server) onApply(ev replica.Event) {
+	switch ev.Kind {
+	case replica.Applied:
+		s.fire(ev.Result.Triggers, ev.Zxid)
+		// The reply goes before a closed session's connection is told to
+		// finish, so a closeSession is answered before the close.
+		if p := s.takePending(ev.Tag); p != nil {
+			s.complete(p, ev)
+		}
+		s.sessionChanged(ev.Txn)
+	case replica.Synced:
+		if p := s.takePending(ev.Tag); p != nil {
+			p.conn.reply(p.xid, ev.Zxid, jute.OK, &jute.PathRequest{Path: p.path}, p.start)
+			p.conn.writeDone()
+		}
+	case replica.Dropped:
+		if p := s.takePending(ev.Tag); p != nil {
+			// The client sees ConnectionLoss and retries elsewhere; the
+			// request was never applied.
+			p.conn.close()
+			if p.connect == nil {
+				p.conn.release()
+			}
+			p.conn.writeDone()
+		}
+	}
+}
+
+// fire delivers the watch events of a change. One encoded frame serves
+// every watcher of the same event.
+func (s *Server) fire(triggers []txn.Trigger, zxid int64) {
+	for _, t := range triggers {
+		ds := s.watches.Trigger(t.Path, t.Type, zxid)
+		if len(ds) == 0 {
+			continue
+		}
+		frame := eventFrame(t.Type, t.Path)
+		s.mu.RLock()
+		for _, d := range ds {
+			if c := s.conns[uint64(d.Watcher)]; c != nil {
+				c.send(frame)
+			}
+		}
+		s.mu.RUnlock()
+	}
+}
+
+// eventFrame encodes a notification. Its header carries zxid -1, as
+// Apache's does; clients take the zxid from replies only.
+func eventFrame(typ int32, path string) []byte {
+	hdr := jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1}
+	return encodeFrame(&hdr, &jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path})
+}
+
+// sessionChanged keeps the expiry tracker in step with the replicated
+// session table, and closes the connection of a session that ended.
+func (s *Server) sessionChanged(t *txn.Txn) {
+	switch t.Type {
+	case jute.OpCreateSession:
+		s.smu.Lock()
+		s.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, s.nowMs())
+		s.smu.Unlock()
+	case jute.OpCloseSession:
+		s.smu.Lock()
+		s.tracker.Remove(t.SessionID)
+		s.smu.Unlock()
+		s.mu.Lock()
+		c := s.bySess[t.SessionID]
+		delete(s.bySess, t.SessionID)
+		s.mu.Unlock()
+		if c != nil {
+			// After its queued frames (the closeSession reply among them).
+			c.out.finish(nil)
+		}
+	}
+}
+
+// complete answers a write whose txn was applied.
+func (s *Server) complete(p *pending, ev replica.Event) {
+	c := p.conn
+	defer c.writeDone()
+	if p.connect != nil {
+		// A handshake holds no throttling token.
+		c.send(connectFrame(p.connect))
+		c.st.lastOp.Store(int32(jute.OpCreateSession))
+		c.st.replied(0, ev.Zxid)
+		return
+	}
+	code, resp := writeReply(p.op, ev.Result)
+	c.reply(p.xid, ev.Zxid, code, resp, p.start)
+}
+
+// writeReply builds the reply of a write from its txn's result. A multi
+// always succeeds at the header: its result says which op failed.
+func writeReply(op jute.Op, r *txn.Result) (jute.Code, jute.Record) {
+	if op == jute.OpMulti {
+		return jute.OK, &jute.MultiResponse{Results: r.Multi}
+	}
+	if r.Err != jute.OK {
+		return r.Err, nil
+	}
+	switch op {
+	case jute.OpCreate:
+		return jute.OK, &jute.CreateResponse{Path: r.Path}
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		return jute.OK, &jute.Create2Response{Path: r.Path, Stat: r.Stat}
+	case jute.OpSetData, jute.OpSetACL:
+		return jute.OK, &jute.StatResponse{Stat: r.Stat}
+	}
+	return jute.OK, nil // delete, check, closeSession, reconfig
+}
+
+// isWrite reports whether op goes through prep and the log. sync does too:
+// its reply must wait for everything committed before it.
+func isWrite(op jute.Op) bool {
+	switch op {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
+		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti,
+		jute.OpReconfig, jute.OpCloseSession, jute.OpSync:
+		return true
+	}
+	return false
+}
+
+func syncPath(rec jute.Record) string {
+	if r, ok := rec.(*jute.PathRequest); ok {
+		return r.Path
+	}
+	return ""
+}
+
+// encodeFrame encodes a length-prefixed frame of hdr (if any) and body (if
+// any) into one new buffer, which the connection's queue then owns.
+func encodeFrame(hdr *jute.ReplyHeader, body jute.Record) []byte {
+	switch {
+	case hdr == nil:
+		return jute.AppendFrame(nil, body)
+	case body == nil:
+		return jute.AppendFrame(nil, hdr)
+	}
+	return jute.AppendFrame(nil, hdr, body)
+}

@@ -1,0 +1,396 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zoohq/zoo/internal/acl"
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// errFinishing ends a connection's reader after a last frame was queued
+// with outq.finish: the writer closes the connection once it is written.
+var errFinishing = errors.New("server: connection finishing")
+
+// conn is one client connection. Its reader goroutine (serve) owns the
+// request side; the writer goroutine drains out. Replies and events are
+// queued on out by whichever goroutine computes them, in the order the
+// client must see them.
+type conn struct {
+	srv *Server
+	id  uint64
+	nc  net.Conn
+	ip  netip.Addr
+	br  *bufio.Reader
+	buf []byte // frame buffer, reused: decoded records never alias it
+	out *outq
+
+	session atomic.Int64
+	timeout atomic.Int32
+
+	authMu sync.Mutex
+	auth   []jute.Id
+
+	// FIFO: a read waits until the session's earlier writes are applied.
+	wmu     sync.Mutex
+	writes  int           // writes submitted, not yet answered
+	drained chan struct{} // closed when writes drops to 0, if a reader waits
+
+	done      chan struct{}
+	closeOnce sync.Once
+	st        connStats
+}
+
+func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
+	c := &conn{
+		srv:  s,
+		id:   id,
+		nc:   nc,
+		ip:   ip,
+		br:   bufio.NewReaderSize(nc, 64<<10),
+		out:  newOutq(s.cfg.MaxOutbound),
+		done: make(chan struct{}),
+	}
+	c.st.established = s.cfg.Now()
+	c.st.lastCxid.Store(-1)
+	c.st.lastZxid.Store(-1)
+	if ip.IsValid() {
+		c.auth = []jute.Id{{Scheme: "ip", ID: ip.String()}}
+	}
+	return c
+}
+
+func (c *conn) sessionID() int64 { return c.session.Load() }
+
+// close tears the connection down at once; queued frames are discarded.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.out.close()
+		c.nc.Close()
+		c.srv.removeConn(c)
+	})
+}
+
+// send queues a frame, and closes the connection if the client has fallen
+// too far behind to take it.
+func (c *conn) send(frame []byte) {
+	if !c.out.push(frame) {
+		c.srv.log.Warn("client is not reading; closing its connection",
+			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()), "queued_limit", c.srv.cfg.MaxOutbound)
+		c.close()
+		return
+	}
+	c.st.sent.Add(1)
+	c.srv.stats.sent.Add(1)
+}
+
+func (c *conn) serve() {
+	defer c.close()
+	c.srv.goroutine(func() {
+		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
+			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
+		}
+		c.close()
+	})
+	err := c.handshake()
+	for err == nil {
+		var frame []byte
+		if frame, err = c.readFrame(); err == nil {
+			err = c.handle(frame)
+		}
+	}
+	switch {
+	case errors.Is(err, errFinishing):
+		// Wait for the writer to flush and close; it bounds the wait with
+		// its write deadline.
+		_, _ = io.Copy(io.Discard, c.br)
+	case errors.Is(err, io.EOF), isClosedErr(err):
+	default:
+		c.srv.log.Info("closing client connection", "remote", c.nc.RemoteAddr(),
+			"session", sessionHex(c.sessionID()), "err", err)
+	}
+}
+
+func isClosedErr(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF)
+}
+
+func (c *conn) readFrame() ([]byte, error) {
+	frame, err := jute.ReadFrame(c.br, c.buf, c.srv.cfg.MaxFrame)
+	c.buf = frame
+	if err == nil {
+		c.st.received.Add(1)
+		c.srv.stats.received.Add(1)
+	}
+	return frame, err
+}
+
+// handshake reads the first frame: a four-letter word or a ConnectRequest.
+func (c *conn) handshake() error {
+	head, err := c.br.Peek(4)
+	if err != nil {
+		return err
+	}
+	if cmd := string(head); isFourLetterWord(cmd) {
+		_, _ = c.br.Discard(4)
+		c.st.received.Add(1)
+		c.st.fourLetter.Store(true)
+		c.out.finish([]byte(c.srv.fourLetter(cmd)))
+		return errFinishing
+	}
+	frame, err := c.readFrame()
+	if err != nil {
+		return err
+	}
+	var req jute.ConnectRequest
+	r := jute.NewReader(frame)
+	req.Decode(r)
+	if r.Err() != nil {
+		return fmt.Errorf("malformed connect request: %w", r.Err())
+	}
+	return c.connect(&req)
+}
+
+// connect opens a new session or reattaches an existing one.
+// Ref: paper section 4.4 (a client never sees state go backwards).
+func (c *conn) connect(req *jute.ConnectRequest) error {
+	s := c.srv
+	if last := s.rep.LastZxid(); req.LastZxidSeen > last {
+		return fmt.Errorf("refusing session: client has seen zxid %#x, ours is %#x; it must try another server",
+			req.LastZxidSeen, last)
+	}
+	timeout := session.Negotiate(req.TimeOut, s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout)
+	c.timeout.Store(timeout)
+	if req.SessionID == 0 {
+		return c.createSession(req, timeout)
+	}
+	if !s.validSession(req.SessionID, req.Passwd) {
+		s.log.Info("refusing to reattach session: unknown, expired or wrong password",
+			"session", sessionHex(req.SessionID), "remote", c.nc.RemoteAddr())
+		c.out.finish(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}))
+		return errFinishing
+	}
+	c.session.Store(req.SessionID)
+	s.attach(req.SessionID, c)
+	c.send(connectFrame(&jute.ConnectResponse{
+		TimeOut: timeout, SessionID: req.SessionID, Passwd: req.Passwd, HasReadOnly: req.HasReadOnly,
+	}))
+	return nil
+}
+
+func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) error {
+	s := c.srv
+	sid := s.newSessionID()
+	passwd := make([]byte, 16)
+	_, _ = rand.Read(passwd)
+	c.session.Store(sid)
+	s.attach(sid, c)
+	p := &pending{conn: c, op: jute.OpCreateSession, connect: &jute.ConnectResponse{
+		TimeOut: timeout, SessionID: sid, Passwd: passwd, HasReadOnly: req.HasReadOnly,
+	}}
+	return c.submit(p, txn.Request{
+		SessionID: sid,
+		Op:        jute.OpCreateSession,
+		Record:    &txn.CreateSession{TimeoutMs: timeout, Password: passwd},
+	})
+}
+
+func connectFrame(resp *jute.ConnectResponse) []byte {
+	return encodeFrame(nil, resp)
+}
+
+// handle runs one request. It returns an error only when the connection
+// must close (a malformed request, a failed auth).
+func (c *conn) handle(frame []byte) error {
+	r := jute.NewReader(frame)
+	var h jute.RequestHeader
+	h.Decode(r)
+	if r.Err() != nil {
+		return fmt.Errorf("malformed request header: %w", r.Err())
+	}
+	body := frame[r.Offset():]
+	c.srv.touch(c.sessionID())
+	c.st.lastOp.Store(int32(h.Type))
+	if !c.acquire() {
+		return net.ErrClosed
+	}
+	start := time.Now()
+	switch h.Type {
+	case jute.OpAuth:
+		return c.authenticate(h, body)
+	case jute.OpPing, jute.OpCloseSession, jute.OpWhoAmI:
+		return c.dispatch(h, nil, start)
+	}
+	rec, err := jute.DecodeRequest(h.Type, body)
+	switch {
+	case h.Type == jute.OpDeleteContainer:
+		// Server-internal; Apache answers a client that sends it so.
+		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.BadArguments, nil, start)
+		return nil
+	case errors.Is(err, jute.ErrUnknownOp):
+		c.srv.log.Warn("unknown request type", "op", int32(h.Type), "session", sessionHex(c.sessionID()))
+		c.reply(h.Xid, -1, jute.Unimplemented, nil, start)
+		return nil
+	case err != nil:
+		// Apache answers MarshallingError; the connection then closes,
+		// since the stream can no longer be trusted.
+		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
+		c.out.finish(nil)
+		c.srv.log.Warn("malformed request; closing the connection", "op", h.Type,
+			"remote", c.nc.RemoteAddr(), "err", err)
+		return errFinishing
+	}
+	return c.dispatch(h, rec, start)
+}
+
+func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
+	if isWrite(h.Type) {
+		return c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec)},
+			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})
+	}
+	if !c.waitWrites() {
+		c.release()
+		return net.ErrClosed
+	}
+	c.srv.rep.Read(func(st *txn.State, zxid int64) {
+		code, resp := c.srv.read(c, h, rec, st, zxid)
+		c.reply(h.Xid, zxid, code, resp, start)
+	})
+	return nil
+}
+
+// reply queues a reply and releases the request's throttling token.
+func (c *conn) reply(xid int32, zxid int64, code jute.Code, resp jute.Record, start time.Time) {
+	hdr := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
+	if code != jute.OK {
+		resp = nil
+	}
+	c.send(encodeFrame(&hdr, resp))
+	c.release()
+	c.st.replied(xid, zxid)
+	if !start.IsZero() {
+		d := time.Since(start)
+		c.srv.stats.lat.add(d)
+		c.st.lat.add(d)
+		c.st.lastLatency.Store(d.Milliseconds())
+	}
+}
+
+// submit sends a write (or sync, or createSession) to the replica. Its reply
+// comes from onApply.
+func (c *conn) submit(p *pending, req txn.Request) error {
+	s := c.srv
+	c.wmu.Lock()
+	c.writes++
+	c.wmu.Unlock()
+	tag := s.tag.Add(1)
+	s.mu.Lock()
+	s.pending[tag] = p
+	s.mu.Unlock()
+	if err := s.rep.Submit(s.baseCtx, req, tag); err != nil {
+		s.takePending(tag)
+		c.writeDone()
+		return err
+	}
+	return nil
+}
+
+// writeDone records that one of the session's writes was answered.
+func (c *conn) writeDone() {
+	c.wmu.Lock()
+	c.writes--
+	if c.writes == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+	c.wmu.Unlock()
+}
+
+// waitWrites blocks until the session's earlier writes are answered
+// (DESIGN decision 6). It reports false if the connection closed first.
+func (c *conn) waitWrites() bool {
+	c.wmu.Lock()
+	if c.writes == 0 {
+		c.wmu.Unlock()
+		return true
+	}
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	ch := c.drained
+	c.wmu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// acquire takes a token of the global outstanding limit, blocking (and so
+// not reading this socket) while the server is at the limit.
+func (c *conn) acquire() bool {
+	select {
+	case c.srv.tokens <- struct{}{}:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+func (c *conn) release() { <-c.srv.tokens }
+
+func (c *conn) authIDs() []jute.Id {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return c.auth
+}
+
+// authenticate handles an auth packet (xid -4). A failure is answered with
+// AuthFailed and the connection is closed, as Apache does.
+func (c *conn) authenticate(h jute.RequestHeader, body []byte) error {
+	var pkt jute.AuthPacket
+	if err := jute.Unmarshal(body, &pkt); err != nil {
+		c.release()
+		return fmt.Errorf("malformed auth packet: %w", err)
+	}
+	ids, err := acl.Authenticate(pkt.Scheme, pkt.Auth, c.srv.cfg.SuperDigest)
+	if err != nil {
+		c.srv.log.Warn("authentication failed", "scheme", pkt.Scheme, "remote", c.nc.RemoteAddr())
+		hdr := jute.ReplyHeader{Xid: h.Xid, Err: jute.AuthFailed}
+		c.out.finish(encodeFrame(&hdr, nil))
+		c.release()
+		return errFinishing
+	}
+	c.authMu.Lock()
+	// Copy on write: prep may still hold the old slice.
+	c.auth = append(append([]jute.Id(nil), c.auth...), ids...)
+	c.authMu.Unlock()
+	c.reply(h.Xid, 0, jute.OK, nil, time.Time{})
+	return nil
+}
+
+// validSession reports whether sid is a live session with this password.
+func (s *Server) validSession(sid int64, passwd []byte) bool {
+	ok := false
+	s.rep.Read(func(st *txn.State, _ int64) {
+		info, found := st.Sessions[sid]
+		ok = found && bytes.Equal(info.Password, passwd)
+	})
+	return ok && s.touch(sid)
+}
+
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/server/fourlw"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/watch"
+)
+
+// isFourLetterWord reports whether the first four bytes of a connection
+// are a four-letter word rather than a frame length.
+func isFourLetterWord(word string) bool { return fourlw.IsCommand(word) }
+
+// fourLetter answers a four-letter word, or says it is not allowed.
+func (s *Server) fourLetter(word string) string {
+	out, _ := fourlw.Respond(word, s.whitelist, source{s})
+	return out
+}
+
+// source is the server as the four-letter words see it.
+type source struct{ s *Server }
+
+func (src source) Serving() bool { return src.s.rep.IsLeader() }
+
+func (src source) Stats() fourlw.Stats {
+	s := src.s
+	st := fourlw.Stats{
+		Version:       fourlw.FullVersion(s.cfg.Version, s.start),
+		Mode:          fourlw.ModeStandalone,
+		Latency:       s.stats.lat.get(),
+		Received:      s.stats.received.Load(),
+		Sent:          s.stats.sent.Load(),
+		Outstanding:   int64(len(s.tokens)),
+		Zxid:          s.rep.LastZxid(),
+		ProposalSizes: fourlw.BufferStats{Last: -1, Min: -1, Max: -1},
+	}
+	s.mu.RLock()
+	st.Connections = len(s.conns)
+	s.mu.RUnlock()
+	s.rep.Read(func(state *txn.State, _ int64) { st.NodeCount = int64(state.Tree.NodeCount()) })
+	return st
+}
+
+func (src source) Connections() []fourlw.Conn {
+	s := src.s
+	s.mu.RLock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.RUnlock()
+	out := make([]fourlw.Conn, 0, len(conns))
+	for _, c := range conns {
+		out = append(out, c.describe())
+	}
+	return out
+}
+
+func (c *conn) describe() fourlw.Conn {
+	lat := c.st.lat.get()
+	c.wmu.Lock()
+	queued := int64(c.writes)
+	c.wmu.Unlock()
+	interest := 1
+	if c.st.fourLetter.Load() {
+		interest = 0
+	}
+	d := fourlw.Conn{
+		Remote:       c.nc.RemoteAddr().String(),
+		Interest:     interest,
+		Queued:       queued,
+		Received:     c.st.received.Load(),
+		Sent:         c.st.sent.Load(),
+		SessionID:    c.sessionID(),
+		LastOp:       lastOpName(jute.Op(c.st.lastOp.Load())),
+		Created:      c.st.established,
+		Timeout:      c.timeout.Load(),
+		LastCxid:     c.st.lastCxid.Load(),
+		LastZxid:     c.st.lastZxid.Load(),
+		LastResponse: c.st.lastReply.Load(),
+		LastLatency:  c.st.lastLatency.Load(),
+		MinLatency:   lat.Min,
+		MaxLatency:   lat.Max,
+	}
+	if lat.Count > 0 {
+		d.AvgLatency = lat.Total / lat.Count
+	}
+	return d
+}
+
+// lastOpName is the abbreviation Apache's cons shows for a connection's
+// last request.
+func lastOpName(op jute.Op) string {
+	switch op {
+	case 0:
+		return "NA"
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		return "CREA"
+	case jute.OpDelete:
+		return "DELE"
+	case jute.OpExists:
+		return "EXIS"
+	case jute.OpGetData:
+		return "GETD"
+	case jute.OpSetData:
+		return "SETD"
+	case jute.OpGetACL:
+		return "GACL"
+	case jute.OpSetACL:
+		return "SACL"
+	case jute.OpGetChildren:
+		return "GETC"
+	case jute.OpGetChildren2:
+		return "GETC"
+	case jute.OpSync:
+		return "SYNC"
+	case jute.OpPing:
+		return "PING"
+	case jute.OpCheck:
+		return "CHEC"
+	case jute.OpMulti:
+		return "MULT"
+	case jute.OpMultiRead:
+		return "MLTR"
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		return "SETW"
+	case jute.OpCloseSession:
+		return "CLOSE"
+	case jute.OpCreateSession:
+		return "SESS"
+	}
+	return op.String()
+}
+
+func (src source) Conf() fourlw.Conf {
+	s := src.s
+	c := fourlw.Conf{
+		SecureClientPort:        -1,
+		TickTime:                int(s.cfg.TickTime / time.Millisecond),
+		MaxClientCnxns:          s.cfg.MaxClientCnxns,
+		MinSessionTimeout:       int(s.cfg.MinSessionTimeout),
+		MaxSessionTimeout:       int(s.cfg.MaxSessionTimeout),
+		ClientPortListenBacklog: -1,
+		ServerID:                s.cfg.ServerID,
+	}
+	if cfg := s.cfg.Conf; cfg != nil {
+		c.ClientPort = cfg.ClientPort
+		c.DataDir = cfg.DataDir
+		c.DataLogDir = cfg.DataLogDir
+	}
+	return c
+}
+
+func (src source) Env() []fourlw.KV {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	user := os.Getenv("USER")
+	return []fourlw.KV{
+		{Key: "host.name", Value: host},
+		{Key: "go.version", Value: runtime.Version()},
+		{Key: "os.name", Value: runtime.GOOS},
+		{Key: "os.arch", Value: runtime.GOARCH},
+		{Key: "user.name", Value: user},
+		{Key: "user.home", Value: home},
+		{Key: "user.dir", Value: wd},
+		{Key: "os.memory.free", Value: mib(ms.HeapIdle)},
+		{Key: "os.memory.max", Value: mib(ms.Sys)},
+		{Key: "os.memory.total", Value: mib(ms.HeapSys)},
+	}
+}
+
+func mib(b uint64) string { return strconv.FormatUint(b>>20, 10) + "MB" }
+
+func (src source) Monitor() fourlw.Monitor {
+	s := src.s
+	m := fourlw.Monitor{
+		WatchCount: int64(s.watches.Len()),
+		UptimeMs:   s.cfg.Now().Sub(s.start).Milliseconds(),
+		AuthFailed: s.stats.authFailed.Load(),
+	}
+	s.rep.Read(func(st *txn.State, _ int64) {
+		m.EphemeralsCount = int64(st.Tree.EphemeralCount())
+		m.ApproximateDataSize = st.Tree.ApproximateDataSize()
+		m.GlobalSessions = int64(len(st.Sessions))
+	})
+	m.OpenFileDescriptors, m.MaxFileDescriptors = fileDescriptors()
+	m.ClientResponseSize = fourlw.BufferStats{Last: -1, Min: -1, Max: -1}
+	return m
+}
+
+// fileDescriptors returns how many files the process has open, and may.
+func fileDescriptors() (open, limit int64) {
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		open = int64(len(ents))
+	}
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil {
+		limit = int64(rl.Cur)
+	}
+	return open, limit
+}
+
+func (src source) DataWatches() []fourlw.Watch {
+	s := src.s
+	var out []fourlw.Watch
+	for _, wp := range s.watches.ByWatcher(watch.DataTable) {
+		sid := int64(0)
+		if c := s.conn(uint64(wp.Watcher)); c != nil {
+			sid = c.sessionID()
+		}
+		for _, p := range wp.Paths {
+			out = append(out, fourlw.Watch{SessionID: sid, Path: p})
+		}
+	}
+	return out
+}
+
+func (src source) Dump() fourlw.Dump {
+	s := src.s
+	s.smu.Lock()
+	buckets := s.tracker.Buckets()
+	sessions := s.tracker.Sessions()
+	s.smu.Unlock()
+	d := fourlw.Dump{Ephemerals: map[int64][]string{}}
+	for _, b := range buckets {
+		d.SessionBuckets = append(d.SessionBuckets, fourlw.Bucket{Expires: time.UnixMilli(b.Deadline), SessionIDs: b.IDs})
+	}
+	s.rep.Read(func(st *txn.State, _ int64) {
+		for _, se := range sessions {
+			if eph := st.Tree.Ephemerals(se.ID); len(eph) > 0 {
+				d.Ephemerals[se.ID] = eph
+			}
+		}
+	})
+	return d
+}
+
+func (src source) TraceMask() int64 { return 0 }
+
+func (src source) ResetConnectionStats() {
+	for _, c := range src.s.snapshotConns() {
+		c.st.reset()
+	}
+}
+
+func (src source) ResetServerStats() { src.s.stats.reset() }
+
+// snapshotConns returns the live connections.
+func (s *Server) snapshotConns() []*conn {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}

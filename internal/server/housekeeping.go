@@ -1,0 +1,95 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// housekeeping expires sessions and removes empty containers and expired
+// TTL nodes, each as a txn through the log like any other change. It runs
+// until Shutdown.
+func (s *Server) housekeeping() {
+	expiry := time.NewTimer(s.cfg.TickTime)
+	defer expiry.Stop()
+	containers := time.NewTicker(s.cfg.ContainerCheck)
+	defer containers.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-expiry.C:
+			expiry.Reset(s.expireSessions())
+		case <-containers.C:
+			s.cleanContainers()
+		}
+	}
+}
+
+// expireSessions closes the sessions whose time is up and returns how long
+// to wait before the next check.
+func (s *Server) expireSessions() time.Duration {
+	now := s.nowMs()
+	s.smu.Lock()
+	expired := s.tracker.Expired(now)
+	for _, id := range expired {
+		s.tracker.SetClosing(id)
+	}
+	next := s.tracker.NextExpiry()
+	s.smu.Unlock()
+	for _, id := range expired {
+		s.log.Info("session expired", "session", sessionHex(id))
+		s.stats.expired.Add(1)
+		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0); err != nil {
+			return s.cfg.TickTime
+		}
+	}
+	wait := time.Duration(next-now) * time.Millisecond
+	if wait <= 0 || wait > s.cfg.TickTime {
+		wait = s.cfg.TickTime
+	}
+	return wait
+}
+
+// touch records traffic from a session; it reports false for a session the
+// tracker does not know or is closing.
+func (s *Server) touch(sid int64) bool {
+	if sid == 0 {
+		return false
+	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return s.tracker.Touch(sid, s.nowMs())
+}
+
+// newSessionID allocates a session id in this server's id space.
+func (s *Server) newSessionID() int64 {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return s.ids.Next()
+}
+
+// cleanContainers deletes, through the log, containers whose last child
+// is gone and TTL nodes past their time, at most ContainerMaxPerMinute per
+// minute as Apache's ContainerManager does.
+func (s *Server) cleanContainers() {
+	var paths []string
+	now := s.nowMs()
+	s.rep.Read(func(st *txn.State, _ int64) {
+		paths = append(st.Tree.ContainersToDelete(), st.Tree.ExpiredTTL(now)...)
+	})
+	limit := int(int64(s.cfg.ContainerMaxPerMinute) * int64(s.cfg.ContainerCheck) / int64(time.Minute))
+	if limit < 1 {
+		limit = 1
+	}
+	for i, p := range paths {
+		if i >= limit {
+			break
+		}
+		req := txn.Request{Op: jute.OpDeleteContainer, Record: &jute.PathRequest{Path: p}}
+		if err := s.rep.Submit(s.baseCtx, req, 0); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// outq is a connection's outbound queue: encoded frames waiting for the
+// writer goroutine. It is bounded in bytes; a client that does not read its
+// replies and events fast enough is disconnected (a slow consumer) instead
+// of growing the server's memory, and no frame is ever dropped from a live
+// connection.
+type outq struct {
+	mu     sync.Mutex
+	frames [][]byte
+	size   int
+	max    int
+	closed bool
+	// closeAfter asks the writer to close the connection once everything
+	// queued so far is written (closeSession, a refused handshake).
+	closeAfter bool
+	kick       chan struct{} // capacity 1: wakes the writer
+}
+
+func newOutq(max int) *outq {
+	return &outq{max: max, kick: make(chan struct{}, 1)}
+}
+
+// push queues a frame. It reports false if the queue is closed or the frame
+// would exceed the bound; the caller then closes the connection.
+func (q *outq) push(frame []byte) bool {
+	q.mu.Lock()
+	if q.closed || q.closeAfter {
+		q.mu.Unlock()
+		return !q.closed
+	}
+	if q.size+len(frame) > q.max && len(q.frames) > 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.frames = append(q.frames, frame)
+	q.size += len(frame)
+	q.mu.Unlock()
+	q.wake()
+	return true
+}
+
+// finish queues a last frame (if any) and asks the writer to close the
+// connection after it.
+func (q *outq) finish(frame []byte) {
+	q.mu.Lock()
+	if !q.closed && !q.closeAfter {
+		if frame != nil {
+			q.frames = append(q.frames, frame)
+			q.size += len(frame)
+		}
+		q.closeAfter = true
+	}
+	q.mu.Unlock()
+	q.wake()
+}
+
+func (q *outq) wake() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take swaps out everything queued. last is true when the writer should
+// close the connection after writing it.
+func (q *outq) take(spare [][]byte) (frames [][]byte, last, closed bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	frames, q.frames = q.frames, spare[:0]
+	q.size = 0
+	return frames, q.closeAfter, q.closed
+}
+
+func (q *outq) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.frames = nil
+	q.mu.Unlock()
+	q.wake()
+}
+
+// writeLoop writes queued frames with one writev per batch until the queue
+// is closed, a write fails, or a closing frame has been written. It always
+// closes nc when it returns, which also ends the reader.
+func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
+	defer nc.Close()
+	var spare [][]byte
+	for range q.kick {
+		frames, last, closed := q.take(spare)
+		if closed {
+			return nil
+		}
+		if len(frames) > 0 {
+			_ = nc.SetWriteDeadline(time.Now().Add(timeout))
+			bufs := net.Buffers(frames)
+			if _, err := bufs.WriteTo(nc); err != nil {
+				return err
+			}
+		}
+		if last {
+			return nil
+		}
+		clear(frames)
+		spare = frames
+	}
+	return nil
+}

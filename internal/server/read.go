@@ -1,0 +1,233 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/zoohq/zoo/internal/acl"
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/watch"
+)
+
+// read answers a request that needs no txn, from the local state, which
+// the caller holds read-locked. Watches are registered inside the same
+// critical section as the read, so no change can fall between them.
+func (s *Server) read(c *conn, h jute.RequestHeader, rec jute.Record, st *txn.State, zxid int64) (jute.Code, jute.Record) {
+	w := watch.Watcher(c.id)
+	switch h.Type {
+	case jute.OpPing:
+		return jute.OK, nil
+	case jute.OpExists:
+		return s.exists(w, rec.(*jute.PathWatch), st)
+	case jute.OpGetData:
+		return s.getData(c, w, rec.(*jute.PathWatch), st)
+	case jute.OpGetChildren, jute.OpGetChildren2:
+		return s.getChildren(c, w, h.Type, rec.(*jute.PathWatch), st)
+	case jute.OpGetACL:
+		return getACL(c, rec.(*jute.PathRequest).Path, st)
+	case jute.OpGetAllChildrenNumber:
+		return allChildrenNumber(c, rec.(*jute.PathRequest).Path, st)
+	case jute.OpGetEphemerals:
+		return ephemerals(c, rec.(*jute.PathRequest).Path, st)
+	case jute.OpMultiRead:
+		return s.multiRead(c, w, rec.(*jute.MultiRequest), st)
+	case jute.OpAddWatch:
+		return s.addWatch(w, rec.(*jute.AddWatchRequest))
+	case jute.OpCheckWatches, jute.OpRemoveWatches:
+		return s.removeWatches(w, h.Type, rec.(*jute.WatchTypeRequest))
+	case jute.OpSetWatches:
+		sw := rec.(*jute.SetWatches)
+		return s.setWatches(c, &jute.SetWatches2{RelativeZxid: sw.RelativeZxid,
+			DataWatches: sw.DataWatches, ExistWatches: sw.ExistWatches, ChildWatches: sw.ChildWatches}, st, zxid)
+	case jute.OpSetWatches2:
+		return s.setWatches(c, rec.(*jute.SetWatches2), st, zxid)
+	case jute.OpWhoAmI:
+		return jute.OK, whoAmI(c.authIDs())
+	}
+	return jute.Unimplemented, nil
+}
+
+// badPath is the only path check Apache makes on reads; anything else that
+// is not a node is simply NoNode.
+func badPath(p string) bool { return strings.IndexByte(p, 0) >= 0 }
+
+// check returns NoNode or NoAuth for a read of path needing perm.
+func check(c *conn, st *txn.State, path string, perm int32) jute.Code {
+	acls, _, err := st.Tree.ACL(path)
+	if err != nil {
+		return codeOf(err)
+	}
+	if !acl.Check(acls, perm, c.authIDs()) {
+		return jute.NoAuth
+	}
+	return jute.OK
+}
+
+func (s *Server) exists(w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+	if badPath(r.Path) {
+		return jute.BadArguments, nil
+	}
+	stat, ok := st.Tree.Stat(r.Path)
+	if r.Watch {
+		// On a missing node this is the exist watch that NodeCreated fires.
+		s.watches.Add(w, r.Path, watch.ModeData)
+	}
+	if !ok {
+		return jute.NoNode, nil
+	}
+	return jute.OK, &jute.StatResponse{Stat: stat}
+}
+
+func (s *Server) getData(c *conn, w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+	if badPath(r.Path) {
+		return jute.BadArguments, nil
+	}
+	if code := check(c, st, r.Path, jute.PermRead); code != jute.OK {
+		return code, nil
+	}
+	data, stat, err := st.Tree.Get(r.Path)
+	if err != nil {
+		return codeOf(err), nil
+	}
+	if r.Watch {
+		s.watches.Add(w, r.Path, watch.ModeData)
+	}
+	return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
+}
+
+func (s *Server) getChildren(c *conn, w watch.Watcher, op jute.Op, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+	if badPath(r.Path) {
+		return jute.BadArguments, nil
+	}
+	if code := check(c, st, r.Path, jute.PermRead); code != jute.OK {
+		return code, nil
+	}
+	children, stat, err := st.Tree.Children(r.Path)
+	if err != nil {
+		return codeOf(err), nil
+	}
+	if r.Watch {
+		s.watches.Add(w, r.Path, watch.ModeChild)
+	}
+	if op == jute.OpGetChildren {
+		return jute.OK, &jute.GetChildrenResponse{Children: children}
+	}
+	return jute.OK, &jute.GetChildren2Response{Children: children, Stat: stat}
+}
+
+// getACL needs READ or ADMIN; without ADMIN the digests are masked, as
+// Apache masks them ("user:x").
+func getACL(c *conn, path string, st *txn.State) (jute.Code, jute.Record) {
+	acls, stat, err := st.Tree.ACL(path)
+	if err != nil {
+		return codeOf(err), nil
+	}
+	ids := c.authIDs()
+	if !acl.Check(acls, jute.PermRead|jute.PermAdmin, ids) {
+		return jute.NoAuth, nil
+	}
+	if !acl.Check(acls, jute.PermAdmin, ids) {
+		acls = acl.Redact(acls)
+	}
+	return jute.OK, &jute.GetACLResponse{ACL: acls, Stat: stat}
+}
+
+func allChildrenNumber(c *conn, path string, st *txn.State) (jute.Code, jute.Record) {
+	if code := check(c, st, path, jute.PermRead); code != jute.OK {
+		return code, nil
+	}
+	n, err := st.Tree.AllChildrenNumber(path)
+	if err != nil {
+		return codeOf(err), nil
+	}
+	return jute.OK, &jute.CountResponse{TotalNumber: int32(n)}
+}
+
+// ephemerals lists the session's ephemerals under a prefix (a plain string
+// prefix, not a path: Apache matches "/a" against "/ab" too).
+func ephemerals(c *conn, prefix string, st *txn.State) (jute.Code, jute.Record) {
+	all := st.Tree.Ephemerals(c.sessionID())
+	prefix = strings.TrimSpace(prefix)
+	out := make([]string, 0, len(all))
+	for _, p := range all {
+		if prefix == "" || prefix == "/" || strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return jute.OK, &jute.StringsResponse{Strings: out}
+}
+
+func (s *Server) multiRead(c *conn, w watch.Watcher, m *jute.MultiRequest, st *txn.State) (jute.Code, jute.Record) {
+	results := make([]jute.MultiResult, len(m.Ops))
+	for i, op := range m.Ops {
+		var (
+			code jute.Code
+			resp jute.Record
+		)
+		switch op.Op {
+		case jute.OpGetData:
+			code, resp = s.getData(c, w, op.Record.(*jute.PathWatch), st)
+		case jute.OpGetChildren:
+			code, resp = s.getChildren(c, w, op.Op, op.Record.(*jute.PathWatch), st)
+		default:
+			code = jute.Unimplemented
+		}
+		if code != jute.OK {
+			results[i] = jute.MultiResult{Op: jute.OpError, Err: code}
+		} else {
+			results[i] = jute.MultiResult{Op: op.Op, Record: resp}
+		}
+	}
+	return jute.OK, &jute.MultiResponse{Results: results}
+}
+
+// addWatch registers a persistent watch. Apache replies with an
+// ErrorResponse body holding 0.
+func (s *Server) addWatch(w watch.Watcher, r *jute.AddWatchRequest) (jute.Code, jute.Record) {
+	switch r.Mode {
+	case jute.AddWatchPersistent:
+		s.watches.Add(w, r.Path, watch.ModePersistent)
+	case jute.AddWatchPersistentRecursive:
+		s.watches.Add(w, r.Path, watch.ModePersistentRecursive)
+	default:
+		return jute.BadArguments, nil
+	}
+	return jute.OK, &jute.ErrorResponse{Err: jute.OK}
+}
+
+func (s *Server) removeWatches(w watch.Watcher, op jute.Op, r *jute.WatchTypeRequest) (jute.Code, jute.Record) {
+	var found bool
+	if op == jute.OpCheckWatches {
+		found = s.watches.Check(w, r.Path, r.Type)
+	} else {
+		found = s.watches.Remove(w, r.Path, r.Type)
+	}
+	if !found {
+		return jute.NoWatcher, nil
+	}
+	return jute.OK, nil
+}
+
+// setWatches re-registers a reconnecting client's watches; those whose
+// node changed after the client's last zxid fire at once instead.
+// Ref: DESIGN decision 7.
+func (s *Server) setWatches(c *conn, r *jute.SetWatches2, st *txn.State, zxid int64) (jute.Code, jute.Record) {
+	for _, d := range s.watches.SetWatches(watch.Watcher(c.id), r, zxid, st.Tree) {
+		c.send(eventFrame(d.Event.Type, d.Event.Path))
+	}
+	return jute.OK, nil
+}
+
+// whoAmI lists the connection's identities as Apache's AuthUtil does: the
+// user name of a digest id is the part before the colon.
+func whoAmI(ids []jute.Id) *jute.WhoAmIResponse {
+	out := make([]jute.ClientInfo, 0, len(ids))
+	for _, id := range ids {
+		user := id.ID
+		if id.Scheme == "digest" {
+			user, _, _ = strings.Cut(user, ":")
+		}
+		out = append(out, jute.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return &jute.WhoAmIResponse{ClientInfo: out}
+}

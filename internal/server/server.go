@@ -1,0 +1,366 @@
+// Package server is the client edge of a Zoo server: it accepts client
+// connections, runs each session's requests through a FIFO pipeline (reads
+// from the local replica, writes through replica's prep and raft), delivers
+// watch events, expires sessions, removes empty containers and expired TTL
+// nodes, and answers four-letter words.
+//
+// Goroutines: one accept loop; per connection a reader and a writer; one
+// loop for session expiry and container cleanup; the replica's loop. Each
+// is started through Server.goroutine and ended by Shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/zoohq/zoo/internal/config"
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/server/fourlw"
+	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/watch"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Config is what a server needs; cmd/zoo fills it from zoo.cfg.
+type Config struct {
+	Logger   *slog.Logger
+	ServerID int64
+	TickTime time.Duration
+	// Session timeouts a client may negotiate, in ms.
+	MinSessionTimeout int32
+	MaxSessionTimeout int32
+	// MaxClientCnxns limits connections per client IP; 0 is no limit.
+	MaxClientCnxns int
+	// MaxFrame is jute.maxbuffer: the largest request frame accepted.
+	MaxFrame int
+	// MaxOutstanding is globalOutstandingLimit: requests read but not
+	// answered, over all connections. Past it the server stops reading
+	// sockets until replies go out.
+	MaxOutstanding int
+	// MaxOutbound bounds the bytes queued for one connection.
+	MaxOutbound int
+	// WriteTimeout bounds one write to a client.
+	WriteTimeout time.Duration
+	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
+	SuperDigest string
+	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
+	ExtendedTypes bool
+	// FourLetterWords lists the allowed 4lw commands; "*" allows all.
+	FourLetterWords []string
+	// ContainerCheck is znode.container.checkIntervalMs.
+	ContainerCheck time.Duration
+	// ContainerMaxPerMinute is znode.container.maxPerMinute.
+	ContainerMaxPerMinute int
+	// Version is the ZooKeeper version reported to clients (envi, srvr),
+	// e.g. "3.9.2-zoo-0.1.0": clients parse its leading digits.
+	Version string
+	// Conf is the configuration the conf four-letter word shows.
+	Conf *config.Config
+	// Now is the wall clock (ms); tests replace it.
+	Now func() time.Time
+}
+
+func (c *Config) ensureDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ServerID == 0 {
+		c.ServerID = 1
+	}
+	if c.TickTime == 0 {
+		c.TickTime = 2 * time.Second
+	}
+	tick := int32(c.TickTime / time.Millisecond)
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = 2 * tick
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 20 * tick
+	}
+	if c.MaxFrame == 0 {
+		c.MaxFrame = jute.DefaultMaxBuffer
+	}
+	if c.MaxOutstanding == 0 {
+		c.MaxOutstanding = 1000
+	}
+	if c.MaxOutbound == 0 {
+		c.MaxOutbound = 64 << 20
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.ContainerCheck == 0 {
+		c.ContainerCheck = time.Minute
+	}
+	if c.ContainerMaxPerMinute == 0 {
+		c.ContainerMaxPerMinute = 10000
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Server serves ZooKeeper clients.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	rep       *replica.Replica
+	watches   *watch.Registry
+	tokens    chan struct{} // the global outstanding limit, as a semaphore
+	whitelist fourlw.Whitelist
+	stats     *counters
+	start     time.Time
+
+	mu       sync.RWMutex
+	conns    map[uint64]*conn // by id, which is also the watcher id
+	bySess   map[int64]*conn  // the connection each session is attached to
+	perIP    map[netip.Addr]int
+	pending  map[uint64]*pending // write requests waiting for apply, by tag
+	closing  bool
+	lns      []net.Listener
+	nextConn uint64
+
+	smu     sync.Mutex // the expiry tracker, a leaf structure
+	tracker *session.Tracker
+	ids     *session.IDGen
+
+	tag     atomic.Uint64
+	wg      sync.WaitGroup
+	quit    chan struct{}
+	baseCtx context.Context // cancelled by Shutdown
+	cancel  context.CancelFunc
+	once    sync.Once
+}
+
+// New assembles a standalone server: a fresh tree in a one-voter raft group.
+func New(cfg Config) (*Server, error) {
+	cfg.ensureDefaults()
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		watches:   new(watch.Registry),
+		tokens:    make(chan struct{}, cfg.MaxOutstanding),
+		whitelist: fourlw.NewWhitelist(cfg.FourLetterWords),
+		stats:     newCounters(),
+		start:     cfg.Now(),
+		conns:     make(map[uint64]*conn),
+		bySess:    make(map[int64]*conn),
+		perIP:     make(map[netip.Addr]int),
+		pending:   make(map[uint64]*pending),
+		quit:      make(chan struct{}),
+	}
+	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	now := s.nowMs()
+	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
+	s.ids = session.NewIDGen(cfg.ServerID, now)
+	state := txn.NewState(tree.New())
+	prep := txn.NewPrepper(state, txn.PrepConfig{ExtendedTypes: cfg.ExtendedTypes})
+	rep, err := replica.New(replica.Config{
+		ID:      uint64(cfg.ServerID),
+		Logger:  cfg.Logger,
+		State:   state,
+		Prep:    prep,
+		OnApply: s.onApply,
+		Now:     s.nowMs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.rep = rep
+	s.goroutine(rep.Run)
+	s.goroutine(s.housekeeping)
+	return s, nil
+}
+
+func (s *Server) nowMs() int64 { return s.cfg.Now().UnixMilli() }
+
+// goroutine starts f as a tracked goroutine; Shutdown waits for it.
+func (s *Server) goroutine(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// Serve accepts connections on ln until Shutdown. It always returns a
+// non-nil error: ErrServerClosed after Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return ErrServerClosed
+			default:
+			}
+			if retryable(err) {
+				backoff = nextBackoff(backoff)
+				s.log.Warn("accept", "err", err, "retry_in", backoff)
+				select {
+				case <-time.After(backoff):
+					continue
+				case <-s.quit:
+					return ErrServerClosed
+				}
+			}
+			return err
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+// retryable reports whether an accept error is worth a retry after a
+// pause: running out of file descriptors, or a connection reset before it
+// was accepted. Anything else means the listener is gone.
+func retryable(err error) bool {
+	var ne net.Error
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	if d *= 2; d > time.Second {
+		d = time.Second
+	}
+	return d
+}
+
+// accept registers a new connection and starts its goroutines, unless the
+// client's address is over maxClientCnxns.
+func (s *Server) accept(nc net.Conn) {
+	ip := remoteIP(nc)
+	s.mu.Lock()
+	if s.closing || (s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns) {
+		closing := s.closing
+		s.mu.Unlock()
+		if !closing {
+			s.log.Warn("too many connections from client; closing", "ip", ip, "max", s.cfg.MaxClientCnxns)
+		}
+		nc.Close()
+		return
+	}
+	s.nextConn++
+	c := newConn(s, s.nextConn, nc, ip)
+	s.conns[c.id] = c
+	s.perIP[ip]++
+	s.mu.Unlock()
+	s.stats.connections.Add(1)
+	s.goroutine(c.serve)
+}
+
+func remoteIP(nc net.Conn) netip.Addr {
+	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// removeConn forgets a closed connection: its watches, its slot under
+// maxClientCnxns, and its session's attachment (the session itself lives
+// on until it expires or the client reattaches elsewhere).
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c.id)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
+	if sid := c.sessionID(); sid != 0 && s.bySess[sid] == c {
+		delete(s.bySess, sid)
+	}
+	s.mu.Unlock()
+	s.watches.RemoveWatcher(watch.Watcher(c.id))
+}
+
+// conn returns the live connection with the given id.
+func (s *Server) conn(id uint64) *conn {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.conns[id]
+}
+
+// attach binds a session to c, closing the connection it was attached to
+// before: a session lives on one connection at a time.
+func (s *Server) attach(sid int64, c *conn) {
+	s.mu.Lock()
+	old := s.bySess[sid]
+	s.bySess[sid] = c
+	s.mu.Unlock()
+	if old != nil && old != c {
+		s.log.Info("session moved to a new connection; closing the old one", "session", sessionHex(sid))
+		old.close()
+	}
+}
+
+// Addr returns the address of the first listener, once Serve has started.
+func (s *Server) Addr() net.Addr {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.lns) == 0 {
+		return nil
+	}
+	return s.lns[0].Addr()
+}
+
+// Shutdown stops accepting, closes every connection, stops the replica and
+// waits for every goroutine, or for ctx. Sessions are not closed: like a
+// crashed server, a stopped one leaves them to expire (or, once the log is
+// durable, to be resumed). Shutdown is idempotent.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		lns := s.lns
+		conns := make([]*conn, 0, len(s.conns))
+		for _, c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		close(s.quit)
+		s.cancel()
+		for _, ln := range lns {
+			ln.Close()
+		}
+		for _, c := range conns {
+			c.close()
+		}
+		s.rep.Stop()
+	})
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
