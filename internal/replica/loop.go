@@ -24,12 +24,19 @@ func (r *Replica) Run() {
 	defer close(r.donec)
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
-	// A one-voter group need not wait out an election timeout.
+	// Apply the bootstrap configuration first: raft will not campaign with
+	// configuration changes pending. A one-voter group then need not wait
+	// out an election timeout.
+	r.processReady()
 	if err := r.rn.Campaign(); err != nil {
 		r.cfg.Logger.Error("raft campaign", "err", err)
 	}
 	for {
 		r.processReady()
+		r.propose()
+		if r.rn.HasReady() {
+			continue
+		}
 		// Stop taking requests while too many wait for a leader: the
 		// bounded propc then pushes back on the connections.
 		propc := r.propc
@@ -46,7 +53,6 @@ func (r *Replica) Run() {
 			r.dropAll()
 			return
 		}
-		r.propose()
 	}
 }
 
