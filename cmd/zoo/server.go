@@ -97,6 +97,8 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		MaxOutstanding:        c.GlobalOutstandingLimit,
 		SuperDigest:           c.SuperDigest,
 		ExtendedTypes:         c.ExtendedTypesEnabled,
+		EnforceQuota:          c.EnforceQuota,
+		SkipACL:               c.SkipACL,
 		FourLetterWords:       c.FourLetterWords,
 		ContainerCheck:        time.Duration(c.ContainerCheckInterval) * time.Millisecond,
 		ContainerMaxPerMinute: c.ContainerMaxPerMinute,

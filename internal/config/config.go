@@ -115,6 +115,9 @@ type Config struct {
 	// "super:<base64 sha1>", or "".
 	SuperDigest string
 	SkipACL     bool // zookeeper.skipACL=yes
+	// EnforceQuota makes hard quota limits fail requests with
+	// QuotaExceeded (zookeeper.enforceQuota); soft limits are only logged.
+	EnforceQuota bool
 
 	// MetricsProviderClassName and MetricsProvider hold the
 	// metricsProvider.* keys (e.g. className and httpPort for Prometheus).

@@ -58,6 +58,7 @@ var handlers = map[string]handler{
 	"znode.container.maxPerMinute":             intKey(func(c *Config) *int { return &c.ContainerMaxPerMinute }, 1),
 	"DigestAuthenticationProvider.superDigest": superDigestKey,
 	"skipACL":                   yesNoKey(func(c *Config) *bool { return &c.SkipACL }),
+	"enforceQuota":              sysBoolKey(func(c *Config) *bool { return &c.EnforceQuota }),
 	"metricsProvider.className": strKey(func(c *Config) *string { return &c.MetricsProviderClassName }, true),
 }
 

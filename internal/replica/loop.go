@@ -184,7 +184,7 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 	r.mu.Lock()
 	res := txn.Apply(r.state, t, zxid)
 	r.lastZxid.Store(zxid)
-	r.cfg.OnApply(Event{Kind: Applied, Zxid: zxid, Tag: tag, Txn: t, Result: &res})
+	r.cfg.OnApply(Event{Kind: Applied, Zxid: zxid, Tag: tag, Txn: t, Result: &res, State: r.state})
 	r.mu.Unlock()
 	if origin == r.cfg.ID {
 		r.cfg.Prep.Applied(t)

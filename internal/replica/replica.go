@@ -57,6 +57,9 @@ type Event struct {
 	Tag    uint64
 	Txn    *txn.Txn
 	Result *txn.Result
+	// State is the state the txn was applied to, write-locked for the
+	// duration of OnApply; set for Applied only. OnApply may read it.
+	State *txn.State
 }
 
 // Config assembles a Replica.

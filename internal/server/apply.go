@@ -3,6 +3,7 @@ package server
 import (
 	"time"
 
+	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/txn"
@@ -37,7 +38,7 @@ func (s *Server) takePending(tag uint64) *pending {
 func (s *Server) onApply(ev replica.Event) {
 	switch ev.Kind {
 	case replica.Applied:
-		s.fire(ev.Result.Triggers, ev.Zxid)
+		s.fire(ev.State, ev.Result.Triggers)
 		// The reply goes before a closed session's connection is told to
 		// finish, so a closeSession is answered before the close.
 		if p := s.takePending(ev.Tag); p != nil {
@@ -62,18 +63,23 @@ func (s *Server) onApply(ev replica.Event) {
 	}
 }
 
-// fire delivers the watch events of a change. One encoded frame serves
-// every watcher of the same event.
-func (s *Server) fire(triggers []txn.Trigger, zxid int64) {
+// fire delivers the watch events of a change. As in Apache, a watcher
+// without READ on the node gets no event, though its one-time watch is
+// used up. One encoded frame serves every watcher of the same event.
+func (s *Server) fire(st *txn.State, triggers []txn.Trigger) {
 	for _, t := range triggers {
-		ds := s.watches.Trigger(t.Path, t.Type, zxid)
+		ds := s.watches.Trigger(t.Path, t.Type, 0)
 		if len(ds) == 0 {
 			continue
+		}
+		acls := t.ACL
+		if t.Type != jute.EventNodeDeleted {
+			acls, _, _ = st.Tree.ACL(t.Path)
 		}
 		frame := eventFrame(t.Type, t.Path)
 		s.mu.RLock()
 		for _, d := range ds {
-			if c := s.conns[uint64(d.Watcher)]; c != nil {
+			if c := s.conns[uint64(d.Watcher)]; c != nil && acl.Check(acls, jute.PermRead, c.authIDs()) {
 				c.send(frame)
 			}
 		}
@@ -127,9 +133,11 @@ func (s *Server) complete(p *pending, ev replica.Event) {
 }
 
 // writeReply builds the reply of a write from its txn's result. A multi
-// always succeeds at the header: its result says which op failed.
+// succeeds at the header even when an op fails (the results say which);
+// only a multi that could not be read at all (MarshallingError) fails
+// whole.
 func writeReply(op jute.Op, r *txn.Result) (jute.Code, jute.Record) {
-	if op == jute.OpMulti {
+	if op == jute.OpMulti && (r.Err == jute.OK || len(r.Multi) > 0) {
 		return jute.OK, &jute.MultiResponse{Results: r.Multi}
 	}
 	if r.Err != jute.OK {

@@ -68,6 +68,9 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	if ip.IsValid() {
 		c.auth = []jute.Id{{Scheme: "ip", ID: ip.String()}}
 	}
+	if s.cfg.SkipACL {
+		c.auth = append(c.auth, jute.Id{Scheme: "super"})
+	}
 	return c
 }
 

@@ -43,7 +43,9 @@ func (src source) Stats() fourlw.Stats {
 	s.mu.RLock()
 	st.Connections = len(s.conns)
 	s.mu.RUnlock()
-	s.rep.Read(func(state *txn.State, _ int64) { st.NodeCount = int64(state.Tree.NodeCount()) })
+	// Apache counts the root twice (its node map holds "" and "/"); match
+	// it, since tools compare zk_znode_count across servers.
+	s.rep.Read(func(state *txn.State, _ int64) { st.NodeCount = int64(state.Tree.NodeCount()) + 1 })
 	return st
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 )
 
@@ -92,4 +93,14 @@ func (s *Server) cleanContainers() {
 			return
 		}
 	}
+}
+
+// quotaWarning logs a write that takes a subtree past its quota, as
+// Apache logs "Quota exceeded". It runs on the replica's loop.
+func (s *Server) quotaWarning(o tree.QuotaOverrun) {
+	what := "bytes"
+	if o.Count {
+		what = "count"
+	}
+	s.log.Warn("quota exceeded", "quota", o.Prefix, "limit", what, "value", o.Value, "allowed", o.Limit, "hard", o.Hard)
 }

@@ -57,6 +57,12 @@ type Config struct {
 	SuperDigest string
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
 	ExtendedTypes bool
+	// EnforceQuota fails requests past a hard quota with QuotaExceeded;
+	// without it, and for soft limits, an overrun is only logged.
+	EnforceQuota bool
+	// SkipACL turns every ACL check off (skipACL=yes): each connection
+	// acts as the super user.
+	SkipACL bool
 	// FourLetterWords lists the allowed 4lw commands; "*" allows all.
 	FourLetterWords []string
 	// ContainerCheck is znode.container.checkIntervalMs.
@@ -166,7 +172,11 @@ func New(cfg Config) (*Server, error) {
 	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
 	s.ids = session.NewIDGen(cfg.ServerID, now)
 	state := txn.NewState(tree.New())
-	prep := txn.NewPrepper(state, txn.PrepConfig{ExtendedTypes: cfg.ExtendedTypes})
+	prep := txn.NewPrepper(state, txn.PrepConfig{
+		ExtendedTypes: cfg.ExtendedTypes,
+		EnforceQuota:  cfg.EnforceQuota,
+		QuotaWarning:  s.quotaWarning,
+	})
 	rep, err := replica.New(replica.Config{
 		ID:      uint64(cfg.ServerID),
 		Logger:  cfg.Logger,

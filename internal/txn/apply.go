@@ -28,6 +28,11 @@ func NewState(t *tree.Tree) *State {
 type Trigger struct {
 	Path string
 	Type int32
+	// ACL is the deleted node's ACL for NodeDeleted, which the tree no
+	// longer holds when the event is delivered; Apache delivers an event
+	// only to watchers with READ on it. Nil for the other types: their
+	// node is still in the tree.
+	ACL []jute.ACL
 }
 
 // Result is what applying a txn did (Apache's ProcessTxnResult).
@@ -174,12 +179,13 @@ func applyCreate(tr *tree.Tree, path string, data []byte, acl []jute.ACL, owner 
 // applyDelete applies a delete; DataTree.deleteNode fires NodeDeleted on the
 // node (data and child watches) and NodeChildrenChanged on the parent.
 func applyDelete(tr *tree.Tree, path string, zxid int64, trig *[]Trigger) opResult {
+	acl, _, _ := tr.ACL(path)
 	if err := tr.DeleteNode(path, zxid); err != nil {
 		return opResult{err: code(err), path: path}
 	}
 	parent, _, _ := tree.Split(path)
 	*trig = append(*trig,
-		Trigger{Path: path, Type: jute.EventNodeDeleted},
+		Trigger{Path: path, Type: jute.EventNodeDeleted, ACL: acl},
 		Trigger{Path: parent, Type: jute.EventNodeChildrenChanged})
 	return opResult{path: path}
 }

@@ -15,7 +15,7 @@ const (
 )
 
 var (
-	open     = tree.OpenACL
+	open     = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 	readOnly = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 )
 

@@ -59,8 +59,10 @@ func normalizeMultiOp(op jute.MultiOp) (jute.MultiOp, bool) {
 		}
 		typ := multiCreateType(r.Flags)
 		if typ == jute.OpCreateTTL {
-			// A TTL mode with no TTL: prep refuses it (BadArguments).
-			return jute.MultiOp{Op: typ, Record: &jute.CreateTTLRequest{Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: -1}}, true
+			// A TTL mode with no TTL: Apache's MultiOperationRecord
+			// fails to build the op, so the whole multi is a
+			// MarshallingError (checked against Apache 3.8).
+			return op, false
 		}
 		return jute.MultiOp{Op: typ, Record: r}, true
 	case jute.OpCreateTTL:

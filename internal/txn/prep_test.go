@@ -98,10 +98,10 @@ func TestCloseSession(t *testing.T) {
 	h.apply(pendingDelete)
 	r := h.apply(closing)
 	want := []Trigger{
-		{"/e2", jute.EventNodeDeleted}, {"/", jute.EventNodeChildrenChanged},
-		{"/e3", jute.EventNodeDeleted}, {"/", jute.EventNodeChildrenChanged},
+		{Path: "/e2", Type: jute.EventNodeDeleted}, {Path: "/", Type: jute.EventNodeChildrenChanged},
+		{Path: "/e3", Type: jute.EventNodeDeleted}, {Path: "/", Type: jute.EventNodeChildrenChanged},
 	}
-	if !slices.Equal(r.Triggers, want) || r.Session != sess1 {
+	if !sameEvents(r.Triggers, want) || r.Session != sess1 {
 		t.Errorf("closeSession triggers %v session %#x", r.Triggers, r.Session)
 	}
 	if _, ok := h.st.Sessions[sess1]; ok {
@@ -215,21 +215,21 @@ func TestTriggers(t *testing.T) {
 		req  Request
 		want []Trigger
 	}{
-		{"create", create("/a/b", "", 0), []Trigger{{"/a/b", jute.EventNodeCreated}, {"/a", jute.EventNodeChildrenChanged}}},
-		{"setData", setData("/a/b", "x", -1), []Trigger{{"/a/b", jute.EventNodeDataChanged}}},
+		{"create", create("/a/b", "", 0), []Trigger{{Path: "/a/b", Type: jute.EventNodeCreated}, {Path: "/a", Type: jute.EventNodeChildrenChanged}}},
+		{"setData", setData("/a/b", "x", -1), []Trigger{{Path: "/a/b", Type: jute.EventNodeDataChanged}}},
 		{"setACL", setACL("/a/b", open, -1), nil},
-		{"delete", del("/a/b", -1), []Trigger{{"/a/b", jute.EventNodeDeleted}, {"/a", jute.EventNodeChildrenChanged}}},
+		{"delete", del("/a/b", -1), []Trigger{{Path: "/a/b", Type: jute.EventNodeDeleted}, {Path: "/a", Type: jute.EventNodeChildrenChanged}}},
 		{"failed", del("/a/b", -1), nil},
 		{"multi", multi(create("/a/m", "", 0), setData("/a", "y", -1), del("/a/m", -1)), []Trigger{
-			{"/a/m", jute.EventNodeCreated}, {"/a", jute.EventNodeChildrenChanged},
-			{"/a", jute.EventNodeDataChanged},
-			{"/a/m", jute.EventNodeDeleted}, {"/a", jute.EventNodeChildrenChanged},
+			{Path: "/a/m", Type: jute.EventNodeCreated}, {Path: "/a", Type: jute.EventNodeChildrenChanged},
+			{Path: "/a", Type: jute.EventNodeDataChanged},
+			{Path: "/a/m", Type: jute.EventNodeDeleted}, {Path: "/a", Type: jute.EventNodeChildrenChanged},
 		}},
 		{"failed multi", multi(create("/a/n", "", 0), del("/a/zz", -1)), nil},
-		{"top-level", create("/top", "", 0), []Trigger{{"/top", jute.EventNodeCreated}, {"/", jute.EventNodeChildrenChanged}}},
+		{"top-level", create("/top", "", 0), []Trigger{{Path: "/top", Type: jute.EventNodeCreated}, {Path: "/", Type: jute.EventNodeChildrenChanged}}},
 	}
 	for _, tc := range tests {
-		if _, r := h.do(tc.req); !slices.Equal(r.Triggers, tc.want) {
+		if _, r := h.do(tc.req); !sameEvents(r.Triggers, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, r.Triggers, tc.want)
 		}
 	}
@@ -341,7 +341,9 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
-// TestSequenceSuffix: Java's %010d, the sign inside the width.
+// TestSequenceSuffix: Java's %010d, the sign inside the width (values
+// printed by String.format(Locale.ENGLISH, "%010d", v) on the JDK that runs
+// Apache 3.8.0 here).
 func TestSequenceSuffix(t *testing.T) {
 	for cv, want := range map[int32]string{
 		0: "0000000000", 7: "0000000007", 2147483647: "2147483647",
@@ -349,6 +351,50 @@ func TestSequenceSuffix(t *testing.T) {
 	} {
 		if got := seqSuffix(cv); got != want {
 			t.Errorf("seqSuffix(%d) = %q, want %q", cv, got, want)
+		}
+	}
+}
+
+// sameEvents compares triggers by path and type, the event a watcher sees.
+func sameEvents(a, b []Trigger) bool {
+	return slices.EqualFunc(a, b, func(x, y Trigger) bool { return x.Path == y.Path && x.Type == y.Type })
+}
+
+// Apache delivers NodeDeleted only to watchers that may read the node, so
+// the trigger carries the ACL the tree no longer has.
+func TestDeleteTriggerCarriesACL(t *testing.T) {
+	h := newHarness(t, PrepConfig{})
+	acl := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "bob:x"}}}
+	if _, r := h.do(Request{Op: jute.OpCreate, Record: &jute.CreateRequest{Path: "/guarded", ACL: acl}}); r.Err != jute.OK {
+		t.Fatalf("create: %v", r.Err)
+	}
+	_, r := h.do(Request{Op: jute.OpDelete, Record: &jute.PathVersion{Path: "/guarded", Version: -1}})
+	if r.Err != jute.OK || len(r.Triggers) != 2 {
+		t.Fatalf("delete: %v %v", r.Err, r.Triggers)
+	}
+	if got := r.Triggers[0]; got.Type != jute.EventNodeDeleted || !slices.Equal(got.ACL, acl) {
+		t.Errorf("NodeDeleted trigger %+v; want the deleted node's ACL %v", got, acl)
+	}
+	if r.Triggers[1].ACL != nil {
+		t.Errorf("NodeChildrenChanged trigger carries an ACL: %+v", r.Triggers[1])
+	}
+}
+
+// A plain create with a TTL mode has no TTL to give: Apache's
+// MultiOperationRecord cannot build the op, and the whole multi fails with
+// MarshallingError and no per-op results (checked against Apache 3.8:
+// interop TestMultiContainerAndTTLFlags).
+func TestMultiCreateWithTTLFlagIsMarshallingError(t *testing.T) {
+	for _, flags := range []int32{jute.FlagPersistentWithTTL, jute.FlagPersistentSequentialWithTTL} {
+		h := newHarness(t, PrepConfig{ExtendedTypes: true})
+		_, r := h.do(Request{Op: jute.OpMulti, Record: &jute.MultiRequest{Ops: []jute.MultiOp{
+			{Op: jute.OpCreate, Record: &jute.CreateRequest{Path: "/ttl", ACL: open, Flags: flags}},
+		}}})
+		if r.Err != jute.MarshallingError || len(r.Multi) != 0 {
+			t.Errorf("flags %d: err %v, results %v; want MarshallingError and none", flags, r.Err, r.Multi)
+		}
+		if h.st.Tree.Exists("/ttl") {
+			t.Errorf("flags %d: node created", flags)
 		}
 	}
 }
