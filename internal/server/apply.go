@@ -7,6 +7,7 @@ import (
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/watch"
 )
 
 // pending is a request submitted to the replica and waiting for its txn
@@ -67,6 +68,7 @@ func (s *Server) onApply(ev replica.Event) {
 // without READ on the node gets no event, though its one-time watch is
 // used up. One encoded frame serves every watcher of the same event.
 func (s *Server) fire(st *txn.State, triggers []txn.Trigger) {
+	var conns []*conn
 	for _, t := range triggers {
 		ds := s.watches.Trigger(t.Path, t.Type, 0)
 		if len(ds) == 0 {
@@ -76,15 +78,28 @@ func (s *Server) fire(st *txn.State, triggers []txn.Trigger) {
 		if t.Type != jute.EventNodeDeleted {
 			acls, _, _ = st.Tree.ACL(t.Path)
 		}
+		conns = s.watchers(conns[:0], ds)
 		frame := eventFrame(t.Type, t.Path)
-		s.mu.RLock()
-		for _, d := range ds {
-			if c := s.conns[uint64(d.Watcher)]; c != nil && acl.Check(acls, jute.PermRead, c.authIDs()) {
+		for _, c := range conns {
+			if acl.Check(acls, jute.PermRead, c.authIDs()) {
+				// Outside s.mu: a slow consumer's send closes its
+				// connection, which takes s.mu.
 				c.send(frame)
 			}
 		}
-		s.mu.RUnlock()
 	}
+}
+
+// watchers appends the live connections of the deliveries to dst.
+func (s *Server) watchers(dst []*conn, ds []watch.Delivery) []*conn {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, d := range ds {
+		if c := s.conns[uint64(d.Watcher)]; c != nil {
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // eventFrame encodes a notification. Its header carries zxid -1, as

@@ -50,13 +50,7 @@ func (src source) Stats() fourlw.Stats {
 }
 
 func (src source) Connections() []fourlw.Conn {
-	s := src.s
-	s.mu.RLock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.RUnlock()
+	conns := src.s.snapshotConns()
 	out := make([]fourlw.Conn, 0, len(conns))
 	for _, c := range conns {
 		out = append(out, c.describe())
