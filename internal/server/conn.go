@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -378,12 +379,26 @@ func (c *conn) authenticate(h jute.RequestHeader, body []byte) error {
 		c.release()
 		return errFinishing
 	}
-	c.authMu.Lock()
-	// Copy on write: prep may still hold the old slice.
-	c.auth = append(append([]jute.Id(nil), c.auth...), ids...)
-	c.authMu.Unlock()
+	c.addAuth(ids)
 	c.reply(h.Xid, 0, jute.OK, nil, time.Time{})
 	return nil
+}
+
+// addAuth adds identities the connection does not have yet: Apache keeps
+// them as a set, so authenticating twice changes nothing.
+func (c *conn) addAuth(ids []jute.Id) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	var added []jute.Id
+	for _, id := range ids {
+		if !slices.Contains(c.auth, id) && !slices.Contains(added, id) {
+			added = append(added, id)
+		}
+	}
+	if len(added) > 0 {
+		// Copy on write: prep and reads may still hold the old slice.
+		c.auth = append(slices.Clip(c.auth), added...)
+	}
 }
 
 // validSession reports whether sid is a live session with this password.
