@@ -17,10 +17,13 @@ const envelopeHeader = 16
 
 var errShortEnvelope = errors.New("replica: entry shorter than its envelope")
 
-func appendEnvelope(dst []byte, origin, tag uint64, txn []byte) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, origin)
-	dst = binary.BigEndian.AppendUint64(dst, tag)
-	return append(dst, txn...)
+// newEnvelope returns the envelope's header with room for a txn of about
+// size bytes, for the txn to be appended to.
+func newEnvelope(origin, tag uint64, size int) []byte {
+	b := make([]byte, envelopeHeader, envelopeHeader+size)
+	binary.BigEndian.PutUint64(b, origin)
+	binary.BigEndian.PutUint64(b[8:], tag)
+	return b
 }
 
 func openEnvelope(b []byte) (origin, tag uint64, txn []byte, err error) {

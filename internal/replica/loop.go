@@ -50,6 +50,7 @@ func (r *Replica) Run() {
 			r.waiting = append(r.waiting, p)
 			r.drain()
 		case <-r.stopc:
+			r.drain()
 			r.dropAll()
 			return
 		}
@@ -80,15 +81,15 @@ func (r *Replica) propose() {
 	}
 	for i, p := range r.waiting {
 		if p.req.Op == jute.OpSync {
-			r.seq++
-			r.syncs = append(r.syncs, syncWait{tag: p.tag, id: r.seq})
-			r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.seq))
+			r.syncID++
+			r.syncs = append(r.syncs, syncWait{tag: p.tag, id: r.syncID, afterSeq: r.seq})
+			r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.syncID))
 			continue
 		}
 		p.req.Time = r.cfg.Now()
 		t := r.cfg.Prep.Prep(p.req)
 		r.seq++
-		data := appendEnvelope(nil, r.cfg.ID, r.seq, t.Marshal())
+		data := t.AppendMarshal(newEnvelope(r.cfg.ID, r.seq, txnSize(p.req.Record)))
 		if err := r.rn.Propose(data); err != nil {
 			r.cfg.Logger.Warn("proposal dropped", "err", err)
 			r.waiting = r.waiting[i:]
@@ -173,6 +174,7 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 			t, tag = in.txn, in.tag
 			delete(r.inflight, seq)
 		}
+		r.appliedSeq = seq
 	}
 	if t == nil {
 		if t, err = txn.Unmarshal(body); err != nil {
@@ -212,7 +214,7 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 func (r *Replica) completeSyncs() {
 	n := 0
 	for _, s := range r.syncs {
-		if s.index == 0 || s.index > r.applied {
+		if s.index == 0 || s.index > r.applied || s.afterSeq > r.appliedSeq {
 			break
 		}
 		r.cfg.OnApply(Event{Kind: Synced, Zxid: r.lastZxid.Load(), Tag: s.tag})
@@ -254,4 +256,20 @@ func (r *Replica) dropAll() {
 	}
 	r.syncs = nil
 	r.cfg.Prep.Reset()
+}
+
+// txnSize guesses the encoded size of the txn prepped from rec: its
+// header and path, plus the data it carries, so that encoding it takes
+// one allocation.
+func txnSize(rec jute.Record) int {
+	const base = 128
+	switch r := rec.(type) {
+	case *jute.SetDataRequest:
+		return base + len(r.Path) + len(r.Data)
+	case *jute.CreateRequest:
+		return base + len(r.Path) + len(r.Data)
+	case *jute.CreateTTLRequest:
+		return base + len(r.Path) + len(r.Data)
+	}
+	return base
 }

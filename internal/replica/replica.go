@@ -133,7 +133,9 @@ type Replica struct {
 	// Loop-owned.
 	waiting     []proposal          // accepted, not yet prepped
 	inflight    map[uint64]inflight // proposed by us, by sequence
-	seq         uint64
+	seq         uint64 // of our last proposal
+	appliedSeq  uint64 // of our last proposal applied
+	syncID      uint64
 	syncs       []syncWait
 	applied     uint64
 	appliedTerm uint64
@@ -145,10 +147,16 @@ type inflight struct {
 	txn *txn.Txn
 }
 
+// syncWait is a sync waiting for two things: the leader's commit index
+// when it arrived (raft's ReadIndex) applied here, and every proposal made
+// before it applied. The second keeps a session's sync behind its own
+// earlier writes: a one-voter raft answers ReadIndex at once, at a commit
+// index that may not include a write proposed just before.
 type syncWait struct {
-	tag   uint64
-	index uint64 // 0 until raft answers the ReadIndex
-	id    uint64
+	tag      uint64
+	id       uint64
+	index    uint64 // 0 until raft answers the ReadIndex
+	afterSeq uint64
 }
 
 // New returns a Replica of a fresh one-voter group. Start it with Run.
@@ -193,6 +201,11 @@ func New(cfg Config) (*Replica, error) {
 // its outcome arrives as an Event with the same tag. A nonzero tag must be
 // unique among this server's requests in flight.
 func (r *Replica) Submit(ctx context.Context, req txn.Request, tag uint64) error {
+	select {
+	case <-r.stopc:
+		return ErrStopped
+	default:
+	}
 	select {
 	case r.propc <- proposal{req: req, tag: tag}:
 		return nil
