@@ -133,8 +133,8 @@ type Replica struct {
 	// Loop-owned.
 	waiting     []proposal          // accepted, not yet prepped
 	inflight    map[uint64]inflight // proposed by us, by sequence
-	seq         uint64 // of our last proposal
-	appliedSeq  uint64 // of our last proposal applied
+	seq         uint64              // of our last proposal
+	appliedSeq  uint64              // of our last proposal applied
 	syncID      uint64
 	syncs       []syncWait
 	applied     uint64
