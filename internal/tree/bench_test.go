@@ -10,13 +10,13 @@ func benchTree(b *testing.B, n int) (*Tree, []string) {
 	b.Helper()
 	tr := New()
 	data := make([]byte, 100)
-	if _, err := tr.CreateNode("/bench", nil, OpenACL, 0, -1, 1, 1); err != nil {
+	if _, err := tr.CreateNode("/bench", nil, openACL, 0, -1, 1, 1); err != nil {
 		b.Fatal(err)
 	}
 	paths := make([]string, n)
 	for i := range paths {
 		paths[i] = "/bench/node-" + strconv.Itoa(i)
-		if _, err := tr.CreateNode(paths[i], data, OpenACL, 0, -1, int64(i+2), 1); err != nil {
+		if _, err := tr.CreateNode(paths[i], data, openACL, 0, -1, int64(i+2), 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func BenchmarkCreateDelete(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		p := paths[i%len(paths)]
-		if _, err := tr.CreateNode(p, data, OpenACL, 0, -1, int64(i), 1); err != nil {
+		if _, err := tr.CreateNode(p, data, openACL, 0, -1, int64(i), 1); err != nil {
 			b.Fatal(err)
 		}
 		if err := tr.DeleteNode(p, int64(i)); err != nil {
@@ -71,7 +71,7 @@ func BenchmarkCreateDelete(b *testing.B) {
 func BenchmarkCreate(b *testing.B) {
 	tr := New()
 	data := make([]byte, 100)
-	if _, err := tr.CreateNode("/bench", nil, OpenACL, 0, -1, 1, 1); err != nil {
+	if _, err := tr.CreateNode("/bench", nil, openACL, 0, -1, 1, 1); err != nil {
 		b.Fatal(err)
 	}
 	paths := make([]string, b.N)
@@ -81,7 +81,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := tr.CreateNode(paths[i], data, OpenACL, 0, -1, int64(i), 1); err != nil {
+		if _, err := tr.CreateNode(paths[i], data, openACL, 0, -1, int64(i), 1); err != nil {
 			b.Fatal(err)
 		}
 	}

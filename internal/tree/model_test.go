@@ -29,7 +29,7 @@ type mnode struct {
 func newModel() *model {
 	m := &model{nodes: map[string]*mnode{}}
 	for _, p := range []string{"/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"} {
-		m.nodes[p] = &mnode{data: []byte{}, acl: OpenACL}
+		m.nodes[p] = &mnode{data: []byte{}, acl: openACL}
 	}
 	m.nodes["/zookeeper/config"].acl = readACL
 	m.nodes["/zookeeper/config"].stat.Aversion = -1
@@ -120,7 +120,7 @@ type modelOp struct {
 }
 
 var testACLs = [][]jute.ACL{
-	OpenACL,
+	openACL,
 	worldRead,
 	{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "u:x"}}, {Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}},
 }
@@ -263,7 +263,7 @@ func TestDigestIgnoresHistoryOfACLTable(t *testing.T) {
 	if _, err := b.CreateNode("/x", []byte("1"), worldRead, 0, -1, 1, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.SetACL("/x", OpenACL, 0); err != nil {
+	if _, err := b.SetACL("/x", openACL, 0); err != nil {
 		t.Fatal(err)
 	}
 	if a.Digest() != b.Digest() {

@@ -6,9 +6,9 @@ import (
 	"github.com/zoohq/zoo/internal/jute"
 )
 
-// OpenACL is world:anyone with every permission (ZooDefs.Ids.OPEN_ACL_UNSAFE),
+// openACL is world:anyone with every permission (ZooDefs.Ids.OPEN_ACL_UNSAFE),
 // the ACL of the system nodes.
-var OpenACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 
 // readACL is world:anyone read-only (READ_ACL_UNSAFE), the ACL of
 // /zookeeper/config since ZOOKEEPER-2014.
@@ -102,10 +102,10 @@ func New() *Tree {
 		ttls:       make(map[string]struct{}),
 		quotas:     make(map[string]struct{}),
 	}
-	t.nodes[Root] = &node{data: []byte{}, acl: t.acls.intern(OpenACL)}
+	t.nodes[Root] = &node{data: []byte{}, acl: t.acls.intern(openACL)}
 	t.dataSize = int64(len(Root))
-	t.addSystemNode(ProcPath, OpenACL)
-	t.addSystemNode(QuotaPath, OpenACL)
+	t.addSystemNode(ProcPath, openACL)
+	t.addSystemNode(QuotaPath, openACL)
 	cfg := t.addSystemNode(ConfigPath, readACL)
 	cfg.stat.Aversion = -1
 	return t

@@ -14,7 +14,7 @@ var worldRead = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", I
 // rule, failing the test on error.
 func mustCreate(t testing.TB, tr *Tree, path string, data []byte, owner, zxid int64) jute.Stat {
 	t.Helper()
-	st, err := tr.CreateNode(path, data, OpenACL, owner, -1, zxid, zxid*1000)
+	st, err := tr.CreateNode(path, data, openACL, owner, -1, zxid, zxid*1000)
 	if err != nil {
 		t.Fatalf("CreateNode(%s): %v", path, err)
 	}
@@ -55,9 +55,9 @@ func TestNewSystemNodes(t *testing.T) {
 		children []string
 		acl      []jute.ACL
 	}{
-		{"/", jute.Stat{Cversion: -1, NumChildren: 1}, []string{"zookeeper"}, OpenACL},
-		{"/zookeeper", jute.Stat{Cversion: -2, NumChildren: 2}, []string{"config", "quota"}, OpenACL},
-		{"/zookeeper/quota", jute.Stat{}, []string{}, OpenACL},
+		{"/", jute.Stat{Cversion: -1, NumChildren: 1}, []string{"zookeeper"}, openACL},
+		{"/zookeeper", jute.Stat{Cversion: -2, NumChildren: 2}, []string{"config", "quota"}, openACL},
+		{"/zookeeper/quota", jute.Stat{}, []string{}, openACL},
 		{"/zookeeper/config", jute.Stat{Aversion: -1}, []string{}, worldRead},
 	}
 	for _, tc := range tests {
@@ -106,10 +106,10 @@ func TestCversionCountsCreatesAndDeletes(t *testing.T) {
 		do   func() error
 		want want
 	}{
-		{func() error { _, err := tr.CreateNode("/p/s-0000000000", nil, OpenACL, 0, -1, 11, 0); return err }, want{1, 1, 11, 1}},
-		{func() error { _, err := tr.CreateNode("/p/a", nil, OpenACL, 0, -1, 12, 0); return err }, want{2, 2, 12, 2}},
+		{func() error { _, err := tr.CreateNode("/p/s-0000000000", nil, openACL, 0, -1, 11, 0); return err }, want{1, 1, 11, 1}},
+		{func() error { _, err := tr.CreateNode("/p/a", nil, openACL, 0, -1, 12, 0); return err }, want{2, 2, 12, 2}},
 		{func() error { return tr.DeleteNode("/p/a", 13) }, want{3, 1, 13, 2}},
-		{func() error { _, err := tr.CreateNode("/p/s-0000000002", nil, OpenACL, 0, -1, 14, 0); return err }, want{4, 2, 14, 3}},
+		{func() error { _, err := tr.CreateNode("/p/s-0000000002", nil, openACL, 0, -1, 14, 0); return err }, want{4, 2, 14, 3}},
 	}
 	for i, s := range steps {
 		if err := s.do(); err != nil {
@@ -166,17 +166,17 @@ func TestWriteErrors(t *testing.T) {
 		do   func() error
 		want jute.Code
 	}{
-		{"create existing", func() error { _, err := tr.CreateNode("/a", nil, OpenACL, 0, -1, 2, 0); return err }, jute.NodeExists},
-		{"create root", func() error { _, err := tr.CreateNode("/", nil, OpenACL, 0, -1, 2, 0); return err }, jute.NodeExists},
-		{"create no parent", func() error { _, err := tr.CreateNode("/x/y", nil, OpenACL, 0, -1, 2, 0); return err }, jute.NoNode},
-		{"create bad path", func() error { _, err := tr.CreateNode("/a/", nil, OpenACL, 0, -1, 2, 0); return err }, jute.BadArguments},
-		{"create relative", func() error { _, err := tr.CreateNode("a", nil, OpenACL, 0, -1, 2, 0); return err }, jute.BadArguments},
+		{"create existing", func() error { _, err := tr.CreateNode("/a", nil, openACL, 0, -1, 2, 0); return err }, jute.NodeExists},
+		{"create root", func() error { _, err := tr.CreateNode("/", nil, openACL, 0, -1, 2, 0); return err }, jute.NodeExists},
+		{"create no parent", func() error { _, err := tr.CreateNode("/x/y", nil, openACL, 0, -1, 2, 0); return err }, jute.NoNode},
+		{"create bad path", func() error { _, err := tr.CreateNode("/a/", nil, openACL, 0, -1, 2, 0); return err }, jute.BadArguments},
+		{"create relative", func() error { _, err := tr.CreateNode("a", nil, openACL, 0, -1, 2, 0); return err }, jute.BadArguments},
 		{"delete missing", func() error { return tr.DeleteNode("/b", 2) }, jute.NoNode},
 		{"delete no parent", func() error { return tr.DeleteNode("/x/y", 2) }, jute.NoNode},
 		{"delete root", func() error { return tr.DeleteNode("/", 2) }, jute.BadArguments},
 		{"delete relative", func() error { return tr.DeleteNode("a", 2) }, jute.BadArguments},
 		{"setData missing", func() error { _, err := tr.SetData("/b", nil, 1, 2, 0); return err }, jute.NoNode},
-		{"setACL missing", func() error { _, err := tr.SetACL("/b", OpenACL, 1); return err }, jute.NoNode},
+		{"setACL missing", func() error { _, err := tr.SetACL("/b", openACL, 1); return err }, jute.NoNode},
 		{"setCversion missing", func() error { return tr.SetCversionPzxid("/b", 1, 2) }, jute.NoNode},
 	}
 	for _, tc := range tests {
@@ -198,10 +198,10 @@ func TestWriteErrors(t *testing.T) {
 func TestReplayIsIdempotent(t *testing.T) {
 	tr := New()
 	mustCreate(t, tr, "/p", nil, 0, 1)
-	if _, err := tr.CreateNode("/p/a", nil, OpenACL, 0, 5, 10, 0); err != nil {
+	if _, err := tr.CreateNode("/p/a", nil, openACL, 0, 5, 10, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.CreateNode("/p/b", nil, OpenACL, 0, 3, 8, 0); err != nil {
+	if _, err := tr.CreateNode("/p/b", nil, openACL, 0, 3, 8, 0); err != nil {
 		t.Fatal(err)
 	}
 	st := mustStat(t, tr, "/p")
@@ -369,7 +369,7 @@ func TestACLInterning(t *testing.T) {
 		t.Errorf("%d ACLs interned, want 3 (open, read-only, digest)", n)
 	}
 	for _, p := range []string{"/b", "/c"} {
-		if _, err := tr.SetACL(p, OpenACL, 1); err != nil {
+		if _, err := tr.SetACL(p, openACL, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -401,10 +401,10 @@ func TestContainersAndTTL(t *testing.T) {
 		t.Errorf("/c3 stat %+v", st)
 	}
 
-	if _, err := tr.CreateNode("/t1", nil, OpenACL, TTLOwner(100), -1, 7, 1000); err != nil {
+	if _, err := tr.CreateNode("/t1", nil, openACL, TTLOwner(100), -1, 7, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.CreateNode("/t2", nil, OpenACL, TTLOwner(100), -1, 8, 1000); err != nil {
+	if _, err := tr.CreateNode("/t2", nil, openACL, TTLOwner(100), -1, 8, 1000); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, tr, "/t2/x", nil, 0, 9)
@@ -481,7 +481,7 @@ func TestRestoreFromWalk(t *testing.T) {
 	if d, _, _ := dst.Get(StatPath("/q")); string(d) != "count=3,bytes=6" {
 		t.Errorf("restored quota stats %q, want count=3,bytes=6", d)
 	}
-	if err := dst.Restore("/missing/x", nil, OpenACL, StatPersisted{}); !errors.Is(err, jute.NoNode) {
+	if err := dst.Restore("/missing/x", nil, openACL, StatPersisted{}); !errors.Is(err, jute.NoNode) {
 		t.Errorf("Restore without parent: %v", err)
 	}
 }
@@ -506,4 +506,13 @@ func TestChildrenIsACopy(t *testing.T) {
 		t.Errorf("Children = %v after changes", again)
 	}
 	checkInvariants(t, tr)
+}
+
+// TestReportWrapsLikeJava: cversion arithmetic overflows in int32 as
+// Java's int does (checked with java: Integer.MIN_VALUE*2 - 1 == -1).
+func TestReportWrapsLikeJava(t *testing.T) {
+	s := StatPersisted{Cversion: -1 << 31}
+	if got := s.Report(1, 0).Cversion; got != -1 {
+		t.Errorf("cversion %d, want -1", got)
+	}
 }
