@@ -166,6 +166,9 @@ func apacheJVMFlags(o Options) []string {
 	if o.SuperDigest != "" {
 		flags = append(flags, "-Dzookeeper.DigestAuthenticationProvider.superDigest="+o.SuperDigest)
 	}
+	if o.EnforceQuota {
+		flags = append(flags, "-Dzookeeper.enforceQuota=true")
+	}
 	if o.ContainerCheckIntervalMs > 0 {
 		flags = append(flags, fmt.Sprintf("-Dznode.container.checkIntervalMs=%d", o.ContainerCheckIntervalMs))
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	ContainerCheckIntervalMs int
 	// TickTimeMs is zoo.cfg tickTime; 0 means 2000.
 	TickTimeMs int
+	// EnforceQuota makes hard quota limits fail requests with
+	// QuotaExceeded (Apache's zookeeper.enforceQuota).
+	EnforceQuota bool
 }
 
 // A Target is a server implementation under test. Start starts a server

@@ -26,6 +26,7 @@ func startZoo(t testing.TB, o Options) (string, func()) {
 		MaxSessionTimeout: int32(o.MaxSessionTimeoutMs),
 		SuperDigest:       o.SuperDigest,
 		ExtendedTypes:     o.ExtendedTypes,
+		EnforceQuota:      o.EnforceQuota,
 		FourLetterWords:   []string{"*"},
 		Version:           "3.9.2-zoo",
 	}
