@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -90,14 +91,15 @@ func (c *conn) close() {
 // send queues a frame, and closes the connection if the client has fallen
 // too far behind to take it.
 func (c *conn) send(frame []byte) {
-	if !c.out.push(frame) {
+	switch c.out.push(frame) {
+	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
 			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()), "queued_limit", c.srv.cfg.MaxOutbound)
 		c.close()
-		return
+	case pushed:
+		c.st.sent.Add(1)
+		c.srv.stats.sent.Add(1)
 	}
-	c.st.sent.Add(1)
-	c.srv.stats.sent.Add(1)
 }
 
 func (c *conn) serve() {
@@ -152,6 +154,14 @@ func (c *conn) handshake() error {
 		_, _ = c.br.Discard(4)
 		c.st.received.Add(1)
 		c.st.fourLetter.Store(true)
+		if cmd == "stmk" {
+			// stmk carries the new trace mask as an 8-byte long.
+			var mask [8]byte
+			if _, err := io.ReadFull(c.br, mask[:]); err != nil {
+				return err
+			}
+			c.srv.traceMask.Store(int64(binary.BigEndian.Uint64(mask[:])))
+		}
 		c.out.finish([]byte(c.srv.fourLetter(cmd)))
 		return errFinishing
 	}
@@ -245,25 +255,42 @@ func (c *conn) handle(frame []byte) error {
 		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.BadArguments, nil, start)
 		return nil
 	case errors.Is(err, jute.ErrUnknownOp):
-		c.srv.log.Warn("unknown request type", "op", int32(h.Type), "session", sessionHex(c.sessionID()))
+		// Apache answers Unimplemented, then closes the connection; the
+		// session lives on for the client to reattach.
+		c.srv.log.Warn("unknown request type; closing the connection", "op", int32(h.Type),
+			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()))
 		c.reply(h.Xid, -1, jute.Unimplemented, nil, start)
-		return nil
-	case err != nil:
-		// Apache answers MarshallingError; the connection then closes,
-		// since the stream can no longer be trusted.
-		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
 		c.out.finish(nil)
-		c.srv.log.Warn("malformed request; closing the connection", "op", h.Type,
-			"remote", c.nc.RemoteAddr(), "err", err)
 		return errFinishing
+	case err != nil:
+		// The frame was whole, so the stream is still in step: Apache
+		// answers MarshallingError and goes on reading.
+		c.srv.log.Warn("malformed request", "op", h.Type, "remote", c.nc.RemoteAddr(), "err", err)
+		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
+		return nil
+	case h.Type == jute.OpSASL:
+		// No SASL is configured: Apache answers OK with zxid 0 and a null
+		// token, and a client with a JAAS section carries on.
+		if !c.waitWrites() {
+			c.release()
+			return net.ErrClosed
+		}
+		c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{}, start)
+		return nil
 	}
 	return c.dispatch(h, rec, start)
 }
 
 func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
 	if isWrite(h.Type) {
-		return c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec)},
+		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec)},
 			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})
+		if err == nil && h.Type == jute.OpSync && !c.waitWrites() {
+			// A sync completes after the writes applied with it, so the
+			// session's later requests wait for its reply (FIFO).
+			return net.ErrClosed
+		}
+		return err
 	}
 	if !c.waitWrites() {
 		c.release()

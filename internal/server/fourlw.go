@@ -240,7 +240,7 @@ func (src source) Dump() fourlw.Dump {
 	return d
 }
 
-func (src source) TraceMask() int64 { return 0 }
+func (src source) TraceMask() int64 { return src.s.traceMask.Load() }
 
 func (src source) ResetConnectionStats() {
 	for _, c := range src.s.snapshotConns() {

@@ -27,23 +27,32 @@ func newOutq(max int) *outq {
 	return &outq{max: max, kick: make(chan struct{}, 1)}
 }
 
-// push queues a frame. It reports false if the queue is closed or the frame
-// would exceed the bound; the caller then closes the connection.
-func (q *outq) push(frame []byte) bool {
+// pushResult says what push did with a frame.
+type pushResult int
+
+const (
+	pushed   pushResult = iota
+	finished            // the connection is closed or closing: frame dropped
+	overflow            // over the bound: the caller closes the connection
+)
+
+// push queues a frame unless the queue is closed or finishing, or the frame
+// would exceed the bound (a slow consumer).
+func (q *outq) push(frame []byte) pushResult {
 	q.mu.Lock()
-	if q.closed || q.closeAfter {
+	switch {
+	case q.closed || q.closeAfter:
 		q.mu.Unlock()
-		return !q.closed
-	}
-	if q.size+len(frame) > q.max && len(q.frames) > 0 {
+		return finished
+	case q.size+len(frame) > q.max && len(q.frames) > 0:
 		q.mu.Unlock()
-		return false
+		return overflow
 	}
 	q.frames = append(q.frames, frame)
 	q.size += len(frame)
 	q.mu.Unlock()
 	q.wake()
-	return true
+	return pushed
 }
 
 // finish queues a last frame (if any) and asks the writer to close the

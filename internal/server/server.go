@@ -30,6 +30,9 @@ import (
 	"github.com/zoohq/zoo/internal/watch"
 )
 
+// defaultTraceMask is Apache's ZooTrace default, which gtmk reports.
+const defaultTraceMask = 306
+
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("server: closed")
 
@@ -142,12 +145,13 @@ type Server struct {
 	tracker *session.Tracker
 	ids     *session.IDGen
 
-	tag     atomic.Uint64
-	wg      sync.WaitGroup
-	quit    chan struct{}
-	baseCtx context.Context // cancelled by Shutdown
-	cancel  context.CancelFunc
-	once    sync.Once
+	tag       atomic.Uint64
+	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
+	wg        sync.WaitGroup
+	quit      chan struct{}
+	baseCtx   context.Context // cancelled by Shutdown
+	cancel    context.CancelFunc
+	once      sync.Once
 }
 
 // New assembles a standalone server: a fresh tree in a one-voter raft group.
@@ -168,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 		quit:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.traceMask.Store(defaultTraceMask)
 	now := s.nowMs()
 	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
 	s.ids = session.NewIDGen(cfg.ServerID, now)

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+// maxClientCnxns caps the connections of one client address: one more is
+// closed at once, and a slot freed by a close can be taken again.
+// Ref: administrator's guide, "maxClientCnxns".
+func TestMaxClientCnxns(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxClientCnxns = 2 })
+	first := newSession(t, ts.addr)
+	second := newSession(t, ts.addr)
+
+	for range 3 {
+		over := dialRaw(t, ts.addr)
+		over.writeFrame(ptr(connectReq(30000)))
+		over.expectClosedSilently()
+	}
+	// Four-letter words count too.
+	over := dialRaw(t, ts.addr)
+	over.writeRaw([]byte("ruok"))
+	over.expectClosedSilently()
+
+	// The two admitted sessions are fine.
+	first.getData("/")
+	second.getData("/")
+
+	// Free a slot; the server notices the close on its own time.
+	first.close()
+	waitFor(t, ioTimeout, func() error {
+		c := dialRaw(t, ts.addr)
+		defer c.close()
+		resp, _, err := c.tryHandshake(connectReq(30000))
+		if err != nil {
+			return fmt.Errorf("third connection still refused: %w", err)
+		}
+		if resp.SessionID == 0 {
+			return errors.New("handshake refused")
+		}
+		return nil
+	})
+	second.getData("/")
+}
+
+// A client that pipelines requests and never reads the replies must not
+// make the server buffer without bound: once a connection's queue passes
+// MaxOutbound the server closes it. Other clients do not notice.
+// Ref: DESIGN decision 10; STYLE pattern 18 (slow consumer).
+func TestSlowConsumer(t *testing.T) {
+	const maxOutbound = 64 << 10
+	ts := startServer(t, func(c *Config) { c.MaxOutbound = maxOutbound })
+	other := newSession(t, ts.addr)
+	root := testRoot(t, other)
+	big := bytes.Repeat([]byte("b"), 100<<10)
+	other.create(root+"/big", big, 0)
+
+	slow := dialSmallBuffer(t, ts.addr)
+	slow.handshake(connectReq(30000))
+	const n = 2000 // 200 MB of replies: far more than any socket buffer
+	var out []byte
+	for range n {
+		_, frame := slow.request(jute.OpGetData, &jute.PathWatch{Path: root + "/big"})
+		out = append(out, frame...)
+	}
+	// The server may close the connection before it has read every
+	// request; a write that fails on that close is fine.
+	if _, err := slow.nc.Write(out); err != nil && !isClosed(err) {
+		t.Fatalf("write: %v", err)
+	}
+
+	// Meanwhile another client is served normally, large replies included.
+	for range 10 {
+		if got := other.getData(root + "/big"); !bytes.Equal(got, big) {
+			t.Fatal("other client got wrong data")
+		}
+	}
+
+	// Now read: the replies stop short and the connection is closed.
+	got := slow.expectClosed()
+	if len(got) >= n {
+		t.Fatalf("all %d replies delivered to a client that did not read; want a disconnect", len(got))
+	}
+	for i, r := range got {
+		if r.hdr.Xid != int32(i+1) || r.hdr.Err != jute.OK {
+			t.Fatalf("reply %d: %v", i, r)
+		}
+	}
+	t.Logf("slow consumer got %d of %d replies before the close", len(got), n)
+
+	// The session itself lives on: its owner can come back.
+	back := dialRaw(t, ts.addr)
+	back.handshake(slow.reattachReq())
+	back.getData("/")
+	other.getData(root)
+	waitFor(t, ioTimeout, func() error {
+		if n := len(ts.srv.tokens); n != 0 {
+			return fmt.Errorf("%d requests still hold a throttling token", n)
+		}
+		return nil
+	})
+}
+
+// A frame that announces a large length and then trickles (or never
+// sends) its bytes costs the server a bounded buffer, not the announced
+// size, and blocks only its own connection.
+func TestPartialFrameBlocksOnlyItsConnection(t *testing.T) {
+	ts := startServer(t, nil)
+	var stuck []*rawClient
+	for range 20 {
+		c := newSession(t, ts.addr)
+		c.writeRaw(frameHeader(jute.DefaultMaxBuffer)) // a full-size frame, never sent
+		stuck = append(stuck, c)
+	}
+	c := newSession(t, ts.addr)
+	c.getData("/")
+	for _, s := range stuck {
+		s.close()
+	}
+	c.getData("/")
+}
+
+// A client that stops reading while its watches keep firing is a slow
+// consumer too: once its queued events pass MaxOutbound it is
+// disconnected, and the writes that fire the events are not held up.
+func TestSlowConsumerOfEvents(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxOutbound = 64 << 10 })
+	writer := newSession(t, ts.addr)
+	root := testRoot(t, writer)
+
+	slow := dialSmallBuffer(t, ts.addr)
+	slow.handshake(connectReq(30000))
+	slow.mustCall(jute.OpAddWatch, &jute.AddWatchRequest{Path: root, Mode: jute.AddWatchPersistentRecursive}, nil, jute.OK)
+	// From here on slow reads nothing.
+
+	// Long names make every event about 1 KiB: thousands of them overflow
+	// any socket buffer and then the queue.
+	long := string(bytes.Repeat([]byte("n"), 1000))
+	var steps []step
+	for i := range 3000 {
+		p := fmt.Sprintf("%s/%s%05d", root, long, i)
+		steps = append(steps, step{jute.OpCreate, createReq(p, nil, 0), jute.OK, nil})
+	}
+	for chunk := range slices.Chunk(steps, 20) {
+		runPipelined(t, writer, chunk)
+	}
+	if got := slow.expectClosed(); len(got) >= len(steps) {
+		t.Fatalf("slow watcher got all %d events; want a disconnect", len(got))
+	}
+	checkServing(t, ts.addr)
+}
