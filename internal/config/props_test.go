@@ -45,7 +45,7 @@ func TestParseProperties(t *testing.T) {
 				got = append(got, kv{p.key, p.value, p.line})
 			}
 			if !slices.Equal(got, tt.want) {
-				t.Fatalf("got %q\nwant %q", got, tt.want)
+				t.Fatalf("got %v\nwant %v", got, tt.want)
 			}
 		})
 	}
