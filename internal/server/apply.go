@@ -109,29 +109,6 @@ func eventFrame(typ int32, path string) []byte {
 	return encodeFrame(&hdr, &jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path})
 }
 
-// sessionChanged keeps the expiry tracker in step with the replicated
-// session table, and closes the connection of a session that ended.
-func (s *Server) sessionChanged(t *txn.Txn) {
-	switch t.Type {
-	case jute.OpCreateSession:
-		s.smu.Lock()
-		s.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, s.nowMs())
-		s.smu.Unlock()
-	case jute.OpCloseSession:
-		s.smu.Lock()
-		s.tracker.Remove(t.SessionID)
-		s.smu.Unlock()
-		s.mu.Lock()
-		c := s.bySess[t.SessionID]
-		delete(s.bySess, t.SessionID)
-		s.mu.Unlock()
-		if c != nil {
-			// After its queued frames (the closeSession reply among them).
-			c.out.finish(nil)
-		}
-	}
-}
-
 // complete answers a write whose txn was applied.
 func (s *Server) complete(p *pending, ev replica.Event) {
 	c := p.conn

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -227,7 +226,7 @@ func connectFrame(resp *jute.ConnectResponse) []byte {
 }
 
 // handle runs one request. It returns an error only when the connection
-// must close (a malformed request, a failed auth).
+// must close: a malformed header, an unknown opcode, a failed auth.
 func (c *conn) handle(frame []byte) error {
 	r := jute.NewReader(frame)
 	var h jute.RequestHeader
@@ -426,16 +425,6 @@ func (c *conn) addAuth(ids []jute.Id) {
 		// Copy on write: prep and reads may still hold the old slice.
 		c.auth = append(slices.Clip(c.auth), added...)
 	}
-}
-
-// validSession reports whether sid is a live session with this password.
-func (s *Server) validSession(sid int64, passwd []byte) bool {
-	ok := false
-	s.rep.Read(func(st *txn.State, _ int64) {
-		info, found := st.Sessions[sid]
-		ok = found && bytes.Equal(info.Password, passwd)
-	})
-	return ok && s.touch(sid)
 }
 
 func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -28,49 +28,6 @@ func (s *Server) housekeeping() {
 	}
 }
 
-// expireSessions closes the sessions whose time is up and returns how long
-// to wait before the next check.
-func (s *Server) expireSessions() time.Duration {
-	now := s.nowMs()
-	s.smu.Lock()
-	expired := s.tracker.Expired(now)
-	for _, id := range expired {
-		s.tracker.SetClosing(id)
-	}
-	next := s.tracker.NextExpiry()
-	s.smu.Unlock()
-	for _, id := range expired {
-		s.log.Info("session expired", "session", sessionHex(id))
-		s.stats.expired.Add(1)
-		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0); err != nil {
-			return s.cfg.TickTime
-		}
-	}
-	wait := time.Duration(next-now) * time.Millisecond
-	if wait <= 0 || wait > s.cfg.TickTime {
-		wait = s.cfg.TickTime
-	}
-	return wait
-}
-
-// touch records traffic from a session; it reports false for a session the
-// tracker does not know or is closing.
-func (s *Server) touch(sid int64) bool {
-	if sid == 0 {
-		return false
-	}
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	return s.tracker.Touch(sid, s.nowMs())
-}
-
-// newSessionID allocates a session id in this server's id space.
-func (s *Server) newSessionID() int64 {
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	return s.ids.Next()
-}
-
 // cleanContainers deletes, through the log, containers whose last child
 // is gone and TTL nodes past their time, at most ContainerMaxPerMinute per
 // minute as Apache's ContainerManager does.

@@ -320,19 +320,6 @@ func (s *Server) conn(id uint64) *conn {
 	return s.conns[id]
 }
 
-// attach binds a session to c, closing the connection it was attached to
-// before: a session lives on one connection at a time.
-func (s *Server) attach(sid int64, c *conn) {
-	s.mu.Lock()
-	old := s.bySess[sid]
-	s.bySess[sid] = c
-	s.mu.Unlock()
-	if old != nil && old != c {
-		s.log.Info("session moved to a new connection; closing the old one", "session", sessionHex(sid))
-		old.close()
-	}
-}
-
 // Addr returns the address of the first listener, once Serve has started.
 func (s *Server) Addr() net.Addr {
 	s.mu.RLock()

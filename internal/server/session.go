@@ -1,0 +1,102 @@
+package server
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// Sessions are replicated state (txn.State.Sessions, DESIGN decision 8);
+// this server also tracks their expiry, touching a session on every packet
+// and closing the expired ones through the log.
+
+// expireSessions closes the sessions whose time is up and returns how long
+// to wait before the next check.
+func (s *Server) expireSessions() time.Duration {
+	now := s.nowMs()
+	s.smu.Lock()
+	expired := s.tracker.Expired(now)
+	for _, id := range expired {
+		s.tracker.SetClosing(id)
+	}
+	next := s.tracker.NextExpiry()
+	s.smu.Unlock()
+	for _, id := range expired {
+		s.log.Info("session expired", "session", sessionHex(id))
+		s.stats.expired.Add(1)
+		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0); err != nil {
+			return s.cfg.TickTime
+		}
+	}
+	wait := time.Duration(next-now) * time.Millisecond
+	if wait <= 0 || wait > s.cfg.TickTime {
+		wait = s.cfg.TickTime
+	}
+	return wait
+}
+
+// touch records traffic from a session; it reports false for a session the
+// tracker does not know or is closing.
+func (s *Server) touch(sid int64) bool {
+	if sid == 0 {
+		return false
+	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return s.tracker.Touch(sid, s.nowMs())
+}
+
+// newSessionID allocates a session id in this server's id space.
+func (s *Server) newSessionID() int64 {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return s.ids.Next()
+}
+
+// validSession reports whether sid is a live session with this password.
+func (s *Server) validSession(sid int64, passwd []byte) bool {
+	ok := false
+	s.rep.Read(func(st *txn.State, _ int64) {
+		info, found := st.Sessions[sid]
+		ok = found && bytes.Equal(info.Password, passwd)
+	})
+	return ok && s.touch(sid)
+}
+
+// attach binds a session to c, closing the connection it was attached to
+// before: a session lives on one connection at a time.
+func (s *Server) attach(sid int64, c *conn) {
+	s.mu.Lock()
+	old := s.bySess[sid]
+	s.bySess[sid] = c
+	s.mu.Unlock()
+	if old != nil && old != c {
+		s.log.Info("session moved to a new connection; closing the old one", "session", sessionHex(sid))
+		old.close()
+	}
+}
+
+// sessionChanged keeps the expiry tracker in step with the replicated
+// session table, and closes the connection of a session that ended.
+func (s *Server) sessionChanged(t *txn.Txn) {
+	switch t.Type {
+	case jute.OpCreateSession:
+		s.smu.Lock()
+		s.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, s.nowMs())
+		s.smu.Unlock()
+	case jute.OpCloseSession:
+		s.smu.Lock()
+		s.tracker.Remove(t.SessionID)
+		s.smu.Unlock()
+		s.mu.Lock()
+		c := s.bySess[t.SessionID]
+		delete(s.bySess, t.SessionID)
+		s.mu.Unlock()
+		if c != nil {
+			// After its queued frames (the closeSession reply among them).
+			c.out.finish(nil)
+		}
+	}
+}
