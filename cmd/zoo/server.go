@@ -47,6 +47,7 @@ func runServer(args []string) error {
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w.String())
 	}
+	warnNotInEffect(log, cfg)
 	if cfg.Distributed() {
 		return fmt.Errorf("%d servers configured: replication across servers is not implemented yet; "+
 			"remove the server.N lines to run standalone", len(cfg.Servers))
@@ -89,6 +90,35 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	return nil
 }
 
+// notInEffect are zoo.cfg keys Zoo reads but does not act on yet; setting
+// one draws a warning at start-up instead of being silently ignored.
+var notInEffect = []struct{ key, why string }{
+	{"dataLogDir", "the log is in memory"},
+	{"snapCount", "snapshots are not written yet"},
+	{"autopurge.snapRetainCount", "snapshots are not written yet"},
+	{"autopurge.purgeInterval", "snapshots are not written yet"},
+	{"forceSync", "the log is in memory"},
+	{"preAllocSize", "the log is in memory"},
+	{"snapshot.compression.method", "snapshots are not written yet"},
+	{"admin.enableServer", "there is no AdminServer yet"},
+	{"admin.serverPort", "there is no AdminServer yet"},
+	{"admin.serverAddress", "there is no AdminServer yet"},
+	{"clientPortListenBacklog", "the listen backlog is the operating system's"},
+	{"reconfigEnabled", "reconfig is not implemented yet"},
+	{"metricsProvider.className", "there is no metrics provider yet"},
+}
+
+func warnNotInEffect(log *slog.Logger, cfg *config.Config) {
+	for _, k := range notInEffect {
+		if k.key == "admin.enableServer" && !cfg.AdminEnableServer {
+			continue // asks for no server: nothing is missing
+		}
+		if pos := cfg.Pos(k.key); pos.Line > 0 {
+			log.Warn("config: setting has no effect yet", "key", k.key, "at", pos.String(), "why", k.why)
+		}
+	}
+}
+
 // serverConfig maps zoo.cfg onto the server's settings.
 func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 	id := c.MyID
@@ -102,6 +132,7 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		MinSessionTimeout:     int32(c.MinSessionTimeout),
 		MaxSessionTimeout:     int32(c.MaxSessionTimeout),
 		MaxClientCnxns:        c.MaxClientCnxns,
+		MaxCnxns:              c.MaxCnxns,
 		MaxFrame:              c.JuteMaxBuffer,
 		MaxOutstanding:        c.GlobalOutstandingLimit,
 		SuperDigest:           c.SuperDigest,

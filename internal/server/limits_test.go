@@ -49,6 +49,16 @@ func TestMaxClientCnxns(t *testing.T) {
 	second.getData("/")
 }
 
+// maxCnxns bounds all connections, whatever their address.
+func TestMaxCnxns(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxCnxns = 1 })
+	only := newSession(t, ts.addr)
+	over := dialRaw(t, ts.addr)
+	over.writeFrame(ptr(connectReq(30000)))
+	over.expectClosedSilently()
+	only.getData("/")
+}
+
 // A client that pipelines requests and never reads the replies must not
 // make the server buffer without bound: once a connection's queue passes
 // MaxOutbound the server closes it. Other clients do not notice.

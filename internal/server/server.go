@@ -46,6 +46,9 @@ type Config struct {
 	MaxSessionTimeout int32
 	// MaxClientCnxns limits connections per client IP; 0 is no limit.
 	MaxClientCnxns int
+	// MaxCnxns limits all client connections (zookeeper.maxCnxns); 0 is no
+	// limit.
+	MaxCnxns int
 	// MaxFrame is jute.maxbuffer: the largest request frame accepted.
 	MaxFrame int
 	// MaxOutstanding is globalOutstandingLimit: requests read but not
@@ -272,11 +275,10 @@ func nextBackoff(d time.Duration) time.Duration {
 func (s *Server) accept(nc net.Conn) {
 	ip := remoteIP(nc)
 	s.mu.Lock()
-	if s.closing || (s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns) {
-		closing := s.closing
+	if refusal := s.refuse(ip); refusal != "" || s.closing {
 		s.mu.Unlock()
-		if !closing {
-			s.log.Warn("too many connections from client; closing", "ip", ip, "max", s.cfg.MaxClientCnxns)
+		if refusal != "" {
+			s.log.Warn(refusal, "ip", ip)
 		}
 		nc.Close()
 		return
@@ -288,6 +290,18 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Unlock()
 	s.stats.connections.Add(1)
 	s.goroutine(c.serve)
+}
+
+// refuse says why a new connection from ip is over a limit, or "". The
+// caller holds s.mu.
+func (s *Server) refuse(ip netip.Addr) string {
+	switch {
+	case s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns:
+		return "too many connections from one client (maxClientCnxns); closing"
+	case s.cfg.MaxCnxns > 0 && len(s.conns) >= s.cfg.MaxCnxns:
+		return "too many connections (maxCnxns); closing"
+	}
+	return ""
 }
 
 func remoteIP(nc net.Conn) netip.Addr {
