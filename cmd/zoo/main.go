@@ -1,12 +1,15 @@
 // Command zoo is the Zoo server and its tools.
 //
 //	zoo server [zoo.cfg]   run a server (no file: standalone on 127.0.0.1:2181)
+//	zoo cli [-server h:p] [CMD ARGS...]   the zkCli-style shell
 //	zoo version            print the version
 package main
 
 import (
 	"fmt"
 	"os"
+
+	"github.com/zoohq/zoo/internal/cli"
 )
 
 // Version is the Zoo release; zookeeperVersion is the Apache ZooKeeper
@@ -21,6 +24,9 @@ const usage = `usage: zoo <command> [arguments]
 commands:
   server [zoo.cfg]   run a server; with no file, standalone on 127.0.0.1:2181
                      with its data in ./zoo-data
+  cli [-server host:port] [-timeout ms] [command [args]]
+                     the shell, with zkCli.sh's commands; with a command, run
+                     it and exit (non-zero on error), else read commands
   version            print the version
 `
 
@@ -33,6 +39,8 @@ func main() {
 	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
 	case "server":
 		err = runServer(args)
+	case "cli":
+		os.Exit(cli.Main(args, os.Stdin, os.Stdout, os.Stderr))
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":
