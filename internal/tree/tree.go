@@ -2,6 +2,7 @@ package tree
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -28,9 +29,13 @@ func (n *node) numChildren() int32 { return int32(n.children.len()) }
 // kids is a node's set of children by name, with the sorted list of names
 // cached between changes: lock and queue recipes call getChildren on a
 // large directory after every change, and a copy is cheaper than a sort.
+//
+// Readers share the tree (the server holds a read lock), so the cache is
+// an atomic pointer: concurrent readers may each build the list, and each
+// stores a complete one. Writers, which hold the tree alone, reset it.
 type kids struct {
 	byName map[string]*node
-	sorted []string // nil when stale
+	sorted atomic.Pointer[[]string] // nil when stale
 }
 
 func (k *kids) len() int {
@@ -50,27 +55,29 @@ func (k *kids) get(name string) (*node, bool) {
 
 // names returns the sorted names, shared with the cache: do not modify.
 func (k *kids) names() []string {
-	if k == nil {
+	if k == nil || len(k.byName) == 0 {
 		return nil
 	}
-	if k.sorted == nil && len(k.byName) > 0 {
-		k.sorted = make([]string, 0, len(k.byName))
-		for name := range k.byName {
-			k.sorted = append(k.sorted, name)
-		}
-		slices.Sort(k.sorted)
+	if p := k.sorted.Load(); p != nil {
+		return *p
 	}
-	return k.sorted
+	sorted := make([]string, 0, len(k.byName))
+	for name := range k.byName {
+		sorted = append(sorted, name)
+	}
+	slices.Sort(sorted)
+	k.sorted.Store(&sorted)
+	return sorted
 }
 
 func (k *kids) add(name string, n *node) {
 	k.byName[name] = n
-	k.sorted = nil
+	k.sorted.Store(nil)
 }
 
 func (k *kids) remove(name string) {
 	delete(k.byName, name)
-	k.sorted = nil
+	k.sorted.Store(nil)
 }
 
 func (n *node) report() jute.Stat {

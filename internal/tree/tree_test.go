@@ -2,7 +2,9 @@ package tree
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -515,4 +517,32 @@ func TestReportWrapsLikeJava(t *testing.T) {
 	if got := s.Report(1, 0).Cversion; got != -1 {
 		t.Errorf("cversion %d, want -1", got)
 	}
+}
+
+// The server reads the tree from many goroutines at once, under its read
+// lock: a read must not write shared state unsafely. Run with -race (the
+// sorted-children cache once raced here).
+func TestConcurrentReads(t *testing.T) {
+	tr := New()
+	if _, err := tr.CreateNode("/d", nil, openACL, 0, -1, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := tr.CreateNode(fmt.Sprintf("/d/c%02d", i), nil, openACL, 0, -1, int64(i+2), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				names, _, err := tr.Children("/d")
+				if err != nil || len(names) != 50 || names[0] != "c00" {
+					t.Errorf("Children = %d names, %v", len(names), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -178,13 +178,14 @@ func (t *Tree) checkLinks() error {
 
 // checkKids verifies that a cached name list matches the set.
 func checkKids(path string, k *kids) error {
-	if k == nil || k.sorted == nil {
+	if k == nil || k.sorted.Load() == nil {
 		return nil
 	}
-	if len(k.sorted) != len(k.byName) || !slices.IsSorted(k.sorted) {
+	sorted := *k.sorted.Load()
+	if len(sorted) != len(k.byName) || !slices.IsSorted(sorted) {
 		return fmt.Errorf("%w: stale child list of %s", ErrInconsistent, path)
 	}
-	for _, name := range k.sorted {
+	for _, name := range sorted {
 		if _, ok := k.byName[name]; !ok {
 			return fmt.Errorf("%w: stale child %s of %s", ErrInconsistent, name, path)
 		}
