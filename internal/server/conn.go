@@ -50,6 +50,7 @@ type conn struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
+	lingering atomic.Bool // the reader closes the socket after a lingering read
 	st        connStats
 }
 
@@ -107,7 +108,9 @@ func (c *conn) serve() {
 		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
 			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
 		}
-		c.close()
+		if !c.lingering.Load() {
+			c.close()
+		}
 	})
 	err := c.handshake()
 	for err == nil {
@@ -122,10 +125,35 @@ func (c *conn) serve() {
 		// its write deadline.
 		_, _ = io.Copy(io.Discard, c.br)
 	case errors.Is(err, io.EOF), isClosedErr(err):
+	case errors.Is(err, jute.ErrFrameTooLarge), errors.Is(err, jute.ErrBadLength):
+		c.srv.log.Warn("closing client connection: bad frame length", "remote", c.nc.RemoteAddr(),
+			"session", sessionHex(c.sessionID()), "err", err)
+		c.linger()
 	default:
 		c.srv.log.Info("closing client connection", "remote", c.nc.RemoteAddr(),
 			"session", sessionHex(c.sessionID()), "err", err)
 	}
+}
+
+// Lingering bounds what linger reads from a client after giving up on it.
+const (
+	lingerTime  = 2 * time.Second
+	lingerBytes = 4 << 20
+)
+
+// linger ends a connection whose client may still be sending, such as the
+// rest of an oversized frame. Closing a socket with unread data makes the
+// kernel reset it, and the client then sees a failed write instead of an
+// orderly close; so send FIN first and read what is in flight, within a
+// bound, before the caller closes.
+func (c *conn) linger() {
+	c.lingering.Store(true)
+	c.out.close() // the writer stops and leaves the socket to us
+	if tc, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.CopyN(io.Discard, c.br, lingerBytes)
 }
 
 func isClosedErr(err error) bool {

@@ -96,10 +96,9 @@ func (q *outq) close() {
 }
 
 // writeLoop writes queued frames with one writev per batch until the queue
-// is closed, a write fails, or a closing frame has been written. It always
-// closes nc when it returns, which also ends the reader.
+// is closed, a write fails, or a closing frame has been written. The caller
+// closes the connection after it (which also ends the reader).
 func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
-	defer nc.Close()
 	var spare [][]byte
 	for range q.kick {
 		frames, last, closed := q.take(spare)
