@@ -1,0 +1,67 @@
+// Package wal is Zoo's write-ahead log: the raft log, fsynced before a txn is
+// acknowledged (DESIGN decision 9). It holds raft entries, HardStates and
+// snapshot markers in segment files under one directory, all through a
+// vfs.FS so that tests can crash the disk and inject errors.
+//
+// # Segments
+//
+// A segment is named "%016x-%016x.wal" from its sequence number and the index
+// of the first entry appended after it was cut (all live entries of earlier
+// segments are below it, which is what ReleaseTo relies on). A new segment is
+// built as "<name>.tmp": preallocated to Options.SegmentSize (zero filled),
+// started with a snapshot-marker record and a HardState record that repeat
+// the current state (so purging older segments loses nothing), fsynced, then
+// renamed into place and the directory fsynced. Open always cuts a new
+// segment after recovery (replacing the last one if it holds only its
+// header); the recovered ones are never written again except to cut a torn
+// tail. ReleaseTo removes the oldest segments once a snapshot marker covers
+// all their entries.
+//
+// # Records
+//
+// Records follow each other with no padding. Every record is
+//
+//	+----------+----------+------+-------------------+
+//	| CRC (4)  | len (4)  | type | payload (len)     |
+//	+----------+----------+------+-------------------+
+//	 \_ CRC32C  (Castagnoli) of len, type and payload _/
+//
+// with the CRC and len little-endian uint32s. The CRC covers the length so
+// that a damaged length is caught as a checksum mismatch instead of
+// misframing the rest of the segment. Types:
+//
+//	1 entry            payload: raftpb.Entry (protobuf)
+//	2 hard state       payload: raftpb.HardState (protobuf)
+//	3 snapshot marker  payload: raftpb.SnapshotMetadata (index, term, ConfState)
+//
+// Type 0 is never written, so the zeros of a preallocated tail read as "no
+// more records". A Save writes all its records with one Write and makes them
+// durable with one Sync (group commit of a raft Ready).
+//
+// # Recovery: torn tail or corruption
+//
+// Records are read in order until the data ends or a record is bad (a short
+// or zero header, a length that runs past the end of the file, an unknown
+// type, a checksum mismatch). At the first bad record at offset off:
+//
+//   - the rest of the file is zero: the clean end of the segment;
+//   - some valid record starts anywhere after off: corruption of data that
+//     was fsynced; Open fails with a *CorruptionError naming file and offset;
+//   - otherwise, in the last segment: a torn tail, the unacknowledged part
+//     of a write cut short by a crash. Its bytes are kept in
+//     "<segment>.broken", the segment is cut at off, and Open goes on;
+//   - otherwise (an earlier segment): corruption, since a segment is
+//     fsynced before the next one is cut.
+//
+// A crash that persists a later page of an unsynced write but not an
+// earlier one looks like corruption by this rule; Open then refuses to start
+// rather than guess (the rule errs on the side of never silently dropping
+// acknowledged records).
+//
+// # Errors
+//
+// Write and sync errors are sticky: after one, every append returns an error
+// wrapping ErrBroken and the first error, and no fsync is retried (after a
+// failed fsync the kernel may have dropped the dirty pages, so a retry that
+// succeeds proves nothing).
+package wal

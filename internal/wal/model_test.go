@@ -1,0 +1,135 @@
+package wal
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zoohq/zoo/internal/vfs"
+)
+
+// model is the naive reference: what a correct log holds after a sequence
+// of acknowledged operations.
+type model struct {
+	hs   raftpb.HardState
+	snap raftpb.SnapshotMetadata
+	ents []raftpb.Entry // after snap, contiguous
+	term uint64
+}
+
+func (m *model) last() uint64 {
+	if n := len(m.ents); n > 0 {
+		return m.ents[n-1].Index
+	}
+	return m.snap.Index
+}
+
+func (m *model) state() State {
+	return State{HardState: m.hs, Snapshot: m.snap, Entries: append([]raftpb.Entry(nil), m.ents...)}
+}
+
+// TestModel runs random sequences of appends, truncations, snapshot markers
+// (local and received), purges, clean reopens and crashes against the model,
+// with segments small enough that cuts and purges happen often.
+func TestModel(t *testing.T) {
+	opts := Options{SegmentSize: 2048}
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 42))
+			mem := vfs.NewMem()
+			w, _, err := Open(mem, testDir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &model{term: 1}
+			var trace []string
+			defer func() {
+				if t.Failed() {
+					t.Logf("trace: %v", trace)
+				}
+			}()
+			for range 300 {
+				switch op := rng.IntN(20); {
+				case op < 10: // append, sometimes over a conflicting suffix
+					lo := m.last() + 1
+					if rng.IntN(4) == 0 && len(m.ents) > 0 {
+						lo = m.ents[rng.IntN(len(m.ents))].Index
+						m.term++
+					}
+					ents := mkEnts(lo, lo+uint64(rng.IntN(8)), m.term)
+					var hs raftpb.HardState
+					if rng.IntN(2) == 0 {
+						hs = raftpb.HardState{Term: m.term, Vote: 1, Commit: lo - 1}
+					}
+					trace = append(trace, fmt.Sprintf("save %d..%d", lo, ents[len(ents)-1].Index))
+					if err := w.Save(hs, ents); err != nil {
+						t.Fatal(err)
+					}
+					m.ents = append(m.ents[:lo-m.snap.Index-1], ents...)
+					if hs != (raftpb.HardState{}) {
+						m.hs = hs
+					}
+				case op < 12 && len(m.ents) > 0: // local snapshot
+					e := m.ents[rng.IntN(len(m.ents))]
+					meta := raftpb.SnapshotMetadata{Index: e.Index, Term: e.Term, ConfState: raftpb.ConfState{Voters: []uint64{1}}}
+					trace = append(trace, fmt.Sprintf("snap %d", e.Index))
+					if err := w.SaveSnapshotMarker(meta); err != nil {
+						t.Fatal(err)
+					}
+					m.ents = append([]raftpb.Entry(nil), m.ents[e.Index-m.snap.Index:]...)
+					m.snap = meta
+				case op < 13: // snapshot received from a leader
+					m.term++
+					// Anywhere from inside the log to past its end; its new
+					// term conflicts with every entry there.
+					meta := raftpb.SnapshotMetadata{Index: m.snap.Index + 1 + uint64(rng.IntN(len(m.ents)+4)), Term: m.term}
+					if meta.Index <= m.snap.Index {
+						continue
+					}
+					trace = append(trace, fmt.Sprintf("recv-snap %d", meta.Index))
+					if err := w.SaveSnapshotMarker(meta); err != nil {
+						t.Fatal(err)
+					}
+					m.snap, m.ents = meta, nil
+				case op < 16:
+					idx := m.snap.Index // the usual case: release what the snapshot covers
+					if rng.IntN(2) == 0 {
+						idx -= uint64(rng.IntN(int(idx) + 1))
+					}
+					trace = append(trace, fmt.Sprintf("release %d", idx))
+					if err := w.ReleaseTo(idx); err != nil {
+						t.Fatal(err)
+					}
+				default: // reopen, after a crash half of the time
+					w.Close()
+					fs := mem
+					if rng.IntN(2) == 0 {
+						fs = mem.CrashClone()
+						mem = fs
+					}
+					trace = append(trace, "reopen")
+					var st *State
+					w, st, err = Open(fs, testDir, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkState(t, st, m.state())
+				}
+			}
+			w.Close()
+			reopen2(t, mem, opts, m.state())
+		})
+	}
+}
+
+func reopen2(t *testing.T, fs vfs.FS, opts Options, want State) {
+	t.Helper()
+	w, st, err := Open(fs, testDir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	checkState(t, st, want)
+}

@@ -1,0 +1,515 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zoohq/zoo/internal/vfs"
+)
+
+// Errors returned by the WAL.
+var (
+	// ErrCorrupt marks a log that cannot be trusted: a bad record before the
+	// tail, a missing segment, entries that do not follow each other. The
+	// error is a *CorruptionError when a file and offset are known.
+	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrBroken wraps every error after a write or sync failed: the WAL
+	// refuses further appends and never retries an fsync.
+	ErrBroken = errors.New("wal: broken by an earlier I/O error")
+	// ErrClosed is returned by calls on a closed WAL.
+	ErrClosed = errors.New("wal: closed")
+	// ErrOutOfOrder is returned by Save for entries that do not follow one
+	// another or that leave a gap after the log; nothing is written (a gap
+	// in the log would make it unreadable) and the WAL stays usable.
+	ErrOutOfOrder = errors.New("wal: entries out of order")
+)
+
+// CorruptionError says where a log is corrupt. It matches ErrCorrupt.
+type CorruptionError struct {
+	File   string
+	Offset int64
+	Reason error
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("wal: corrupt log: %s at offset %d: %v", e.File, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) hold.
+func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the reason.
+func (e *CorruptionError) Unwrap() error { return e.Reason }
+
+// DefaultSegmentSize is the preallocated size of a segment.
+const DefaultSegmentSize = 64 << 20
+
+// Options configure a WAL. The zero value is usable.
+type Options struct {
+	// SegmentSize is the size segments are preallocated to; a segment is
+	// cut when the next Save would not fit (one Save never spans segments,
+	// so a large batch may grow a segment past it). Default 64 MiB.
+	SegmentSize int64
+	// Logger gets torn-tail cuts and purges. nil discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// State is what Open recovered: the newest HardState and snapshot marker,
+// and the entries after the snapshot (contiguous from Snapshot.Index+1).
+type State struct {
+	HardState raftpb.HardState
+	Snapshot  raftpb.SnapshotMetadata
+	Entries   []raftpb.Entry
+}
+
+// LastIndex is the index of the last entry, or the snapshot's index.
+func (s *State) LastIndex() uint64 {
+	if n := len(s.Entries); n > 0 {
+		return s.Entries[n-1].Index
+	}
+	return s.Snapshot.Index
+}
+
+type segment struct {
+	seq, first uint64
+}
+
+func (s segment) name() string { return fmt.Sprintf("%016x-%016x.wal", s.seq, s.first) }
+
+func parseSegmentName(name string) (segment, bool) {
+	var s segment
+	base, ok := strings.CutSuffix(name, ".wal")
+	if !ok || len(base) != 33 {
+		return s, false
+	}
+	if _, err := fmt.Sscanf(base, "%016x-%016x", &s.seq, &s.first); err != nil {
+		return s, false
+	}
+	return s, s.name() == name
+}
+
+// WAL is an open log. It is safe for concurrent use, though raft's Ready
+// loop is expected to be its only writer.
+type WAL struct {
+	fs   vfs.FS
+	dir  string
+	opts Options
+
+	mu     sync.Mutex
+	segs   []segment // live segments, oldest first; the last is active
+	f      vfs.File  // the active segment
+	off    int64     // write offset in f
+	base   int64     // offset in f just past the segment's header records
+	buf    []byte
+	err    error // sticky: the first write or sync error
+	closed bool
+
+	// What the next segment's header repeats, and what ReleaseTo may drop.
+	hs        raftpb.HardState
+	snap      raftpb.SnapshotMetadata
+	lastIndex uint64
+}
+
+// Open recovers the log in dir (creating dir and a first segment if there
+// is none) and returns it ready for appends, with the recovered state.
+// A torn tail is cut and logged; corruption fails with ErrCorrupt.
+func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
+	opts.ensureDefaults()
+	w := &WAL{fs: fs, dir: dir, opts: opts}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	segs, err := w.listSegments()
+	if err != nil {
+		return nil, nil, err
+	}
+	st := &replay{}
+	headerOnly := false // the last segment holds nothing but its header
+	for i, s := range segs {
+		n, torn, err := w.recoverSegment(s, i == len(segs)-1, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A segment whose torn tail was cut is kept, with its .broken file.
+		headerOnly = n <= segmentHeaderRecords && !torn
+	}
+	if err := st.finish(); err != nil {
+		return nil, nil, err
+	}
+	w.segs = segs
+	w.hs, w.snap, w.lastIndex = st.state.HardState, st.state.Snapshot, st.state.LastIndex()
+	next := segment{first: w.lastIndex + 1}
+	if n := len(segs); n > 0 {
+		next.seq = segs[n-1].seq + 1
+		if headerOnly && segs[n-1].first == next.first {
+			// Nothing was logged since the last Open: replace that segment
+			// (the rename is atomic) rather than add one per restart, so a
+			// crash loop does not fill the disk with preallocated segments.
+			next.seq = segs[n-1].seq
+			w.segs = segs[:n-1]
+		}
+	}
+	if err := w.cut(next); err != nil {
+		w.closeFile()
+		return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	return w, &st.state, nil
+}
+
+// listSegments lists dir's segments, removes leftover temporary files of an
+// interrupted cut, and checks that no segment is missing in the middle.
+func (w *WAL) listSegments() ([]segment, error) {
+	names, err := w.fs.List(w.dir)
+	if err != nil {
+		return nil, fmt.Errorf("wal: open %s: %w", w.dir, err)
+	}
+	var segs []segment
+	for _, name := range names {
+		if strings.HasSuffix(name, ".wal.tmp") {
+			if err := w.fs.Remove(w.path(name)); err != nil {
+				return nil, fmt.Errorf("wal: remove leftover %s: %w", name, err)
+			}
+			continue
+		}
+		if s, ok := parseSegmentName(name); ok {
+			segs = append(segs, s)
+		}
+	}
+	for i := 1; i < len(segs); i++ {
+		if segs[i].seq != segs[i-1].seq+1 {
+			return nil, &CorruptionError{File: w.path(segs[i-1].name()),
+				Reason: fmt.Errorf("next segment is %s: segment %d is missing", segs[i].name(), segs[i-1].seq+1)}
+		}
+	}
+	return segs, nil
+}
+
+func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
+
+// segmentHeaderRecords is the number of records a segment starts with.
+const segmentHeaderRecords = 2
+
+// recoverSegment replays one segment into st, cutting a torn tail if it is
+// the last one. It returns the number of good records and whether a torn
+// tail was cut.
+func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int, bool, error) {
+	name := w.path(s.name())
+	data, err := w.readFile(name)
+	if err != nil {
+		return 0, false, err
+	}
+	r := scan(data)
+	if r.bad != nil && (r.corrupt || !last) {
+		return 0, false, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
+	}
+	for _, rec := range r.records {
+		if err := st.apply(rec); err != nil {
+			return 0, false, &CorruptionError{File: name, Offset: rec.off, Reason: err}
+		}
+	}
+	if r.bad != nil {
+		if err := w.cutTornTail(name, data, r.end, r.bad); err != nil {
+			return 0, false, err
+		}
+	}
+	return len(r.records), r.bad != nil, nil
+}
+
+func (w *WAL) readFile(name string) ([]byte, error) {
+	f, err := w.fs.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// cutTornTail keeps the torn bytes in name.broken, then zeroes the segment
+// from off on, so that the torn record can never be mistaken for data (or
+// for corruption, once this segment is no longer the last).
+func (w *WAL) cutTornTail(name string, data []byte, off int64, why error) error {
+	torn := data[off:]
+	for len(torn) > 0 && torn[len(torn)-1] == 0 {
+		torn = torn[:len(torn)-1]
+	}
+	w.opts.Logger.Warn("wal: cutting torn tail", "file", name, "offset", off, "bytes", len(torn), "reason", why)
+	if err := w.writeBroken(name+".broken", torn); err != nil {
+		return err
+	}
+	f, err := w.fs.OpenReadWrite(name)
+	if err != nil {
+		return fmt.Errorf("wal: cut torn tail of %s: %w", name, err)
+	}
+	err = f.Truncate(off)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("wal: cut torn tail of %s at %d: %w", name, off, err)
+	}
+	return nil
+}
+
+func (w *WAL) writeBroken(name string, torn []byte) error {
+	f, err := w.fs.Create(name)
+	if err != nil {
+		return fmt.Errorf("wal: save torn tail: %w", err)
+	}
+	_, err = f.Write(torn)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.fs.SyncDir(w.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("wal: save torn tail in %s: %w", name, err)
+	}
+	return nil
+}
+
+// cut makes s the active segment: built and fsynced under a temporary name
+// with the current state at its start, then renamed into place.
+func (w *WAL) cut(s segment) error {
+	final := w.path(s.name())
+	tmp := final + ".tmp"
+	f, err := w.fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	w.buf = appendProtoRecord(w.buf, typeSnapshotMark, &w.snap)
+	w.buf = appendProtoRecord(w.buf, typeHardState, &w.hs)
+	err = vfs.Preallocate(f, w.opts.SegmentSize)
+	if err == nil {
+		_, err = f.Write(w.buf)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = w.fs.Rename(tmp, final)
+	}
+	if err == nil {
+		err = w.fs.SyncDir(w.dir)
+	}
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	w.closeFile()
+	w.f, w.off, w.base = f, int64(len(w.buf)), int64(len(w.buf))
+	w.segs = append(w.segs, s)
+	return nil
+}
+
+// closeFile closes the active segment. Its data is already synced, so a
+// close error changes nothing durable; it is logged.
+func (w *WAL) closeFile() {
+	if w.f == nil {
+		return
+	}
+	if err := w.f.Close(); err != nil {
+		w.opts.Logger.Warn("wal: close segment", "err", err)
+	}
+	w.f = nil
+}
+
+// usable returns why the WAL cannot take an append, if it cannot.
+func (w *WAL) usable() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return fmt.Errorf("%w: %w", ErrBroken, w.err)
+	}
+	return nil
+}
+
+// Save appends the entries, then the HardState if it is not empty, and
+// makes them durable with one fsync before returning: a raft Ready's worth
+// of records share one sync. Entries may start at or below the last index:
+// they then replace the conflicting suffix (raft's log truncation), on
+// replay as well. An error is sticky (see ErrBroken).
+func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := w.checkOrder(ents); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	for i := range ents {
+		w.buf = appendProtoRecord(w.buf, typeEntry, &ents[i])
+	}
+	saveHS := !isEmptyHardState(hs)
+	if saveHS {
+		w.buf = appendProtoRecord(w.buf, typeHardState, &hs)
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if err := w.append(); err != nil {
+		return err
+	}
+	if n := len(ents); n > 0 {
+		w.lastIndex = ents[n-1].Index
+	}
+	if saveHS {
+		w.hs = hs
+	}
+	return nil
+}
+
+func (w *WAL) checkOrder(ents []raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	if ents[0].Index > w.lastIndex+1 {
+		return fmt.Errorf("%w: entry %d after last index %d", ErrOutOfOrder, ents[0].Index, w.lastIndex)
+	}
+	for i := 1; i < len(ents); i++ {
+		if ents[i].Index != ents[i-1].Index+1 {
+			return fmt.Errorf("%w: entry %d after entry %d", ErrOutOfOrder, ents[i].Index, ents[i-1].Index)
+		}
+	}
+	return nil
+}
+
+func isEmptyHardState(hs raftpb.HardState) bool { return hs == raftpb.HardState{} }
+
+// SaveSnapshotMarker records, durably, that a snapshot at meta exists. Call
+// it after the snapshot file is fsynced (the marker is the commit point) and
+// before ReleaseTo. On replay, entries up to meta.Index are dropped and the
+// later ones kept.
+func (w *WAL) SaveSnapshotMarker(meta raftpb.SnapshotMetadata) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.buf = appendProtoRecord(w.buf[:0], typeSnapshotMark, &meta)
+	if err := w.append(); err != nil {
+		return err
+	}
+	if meta.Index > w.snap.Index {
+		w.snap = meta
+	}
+	if meta.Index > w.lastIndex {
+		w.lastIndex = meta.Index
+	}
+	return nil
+}
+
+// append writes w.buf to the active segment (cutting a new one first if it
+// would not fit) and syncs it. Any error is made sticky.
+func (w *WAL) append() error {
+	buf := w.buf
+	// A batch larger than a segment goes whole into a fresh one, growing it.
+	if w.off+int64(len(buf)) > w.opts.SegmentSize && w.off > w.base {
+		// cut reuses w.buf for the new header; keep the batch aside.
+		batch := append([]byte(nil), buf...)
+		last := w.segs[len(w.segs)-1]
+		if err := w.cut(segment{seq: last.seq + 1, first: w.lastIndex + 1}); err != nil {
+			return w.fail(fmt.Errorf("wal: cut segment %d: %w", last.seq+1, err))
+		}
+		buf = batch
+	}
+	if _, err := w.f.Write(buf); err != nil {
+		return w.fail(fmt.Errorf("wal: write: %w", err))
+	}
+	w.off += int64(len(buf))
+	if err := w.f.Sync(); err != nil {
+		return w.fail(fmt.Errorf("wal: sync: %w", err))
+	}
+	return nil
+}
+
+func (w *WAL) fail(err error) error {
+	w.err = err
+	return fmt.Errorf("%w: %w", ErrBroken, err)
+}
+
+// Err returns the sticky error that broke the WAL, or nil.
+func (w *WAL) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// ReleaseTo removes the oldest segments whose entries all have index <=
+// index, keeping the active one. index is capped at the newest snapshot
+// marker, since entries not covered by a snapshot are still needed. A
+// failed removal is returned but does not break the WAL.
+func (w *WAL) ReleaseTo(index uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	index = min(index, w.snap.Index)
+	for len(w.segs) > 1 && w.segs[1].first <= index+1 {
+		name := w.path(w.segs[0].name())
+		if err := w.fs.Remove(name); err != nil {
+			return fmt.Errorf("wal: release %s: %w", name, err)
+		}
+		// Sync each removal so that a crash cannot leave a hole in the
+		// middle of the sequence, which Open would call corruption.
+		if err := w.fs.SyncDir(w.dir); err != nil {
+			return fmt.Errorf("wal: release %s: %w", name, err)
+		}
+		w.opts.Logger.Info("wal: released segment", "file", name, "index", index)
+		w.segs = w.segs[1:]
+	}
+	return nil
+}
+
+// Close closes the active segment. Everything saved is already durable.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("wal: close: %w", err)
+	}
+	return nil
+}
