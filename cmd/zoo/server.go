@@ -55,7 +55,6 @@ func runServer(args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
-	log.Warn("the log and snapshots are kept in memory: a restart loses all data", "dataDir", cfg.DataDir)
 	return serve(log, cfg)
 }
 
@@ -75,16 +74,24 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigc)
+	var fatal error
 	select {
 	case sig := <-sigc:
 		log.Info("shutting down", "signal", sig.String())
 	case err := <-errc:
 		log.Error("serve", "err", err)
+	case <-srv.Failed():
+		// The log cannot be trusted: stop rather than serve on it.
+		fatal = srv.Err()
+		log.Error("storage failed; stopping", "err", fatal)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if fatal != nil {
+		return fatal
 	}
 	log.Info("stopped")
 	return nil
@@ -93,13 +100,10 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 // notInEffect are zoo.cfg keys Zoo reads but does not act on yet; setting
 // one draws a warning at start-up instead of being silently ignored.
 var notInEffect = []struct{ key, why string }{
-	{"dataLogDir", "the log is in memory"},
-	{"snapCount", "snapshots are not written yet"},
-	{"autopurge.snapRetainCount", "snapshots are not written yet"},
-	{"autopurge.purgeInterval", "snapshots are not written yet"},
-	{"forceSync", "the log is in memory"},
-	{"preAllocSize", "the log is in memory"},
-	{"snapshot.compression.method", "snapshots are not written yet"},
+	{"autopurge.purgeInterval", "old snapshots are purged as each new one is written"},
+	{"forceSync", "the log is always fsynced"},
+	{"preAllocSize", "log segments are preallocated to 64 MiB"},
+	{"snapshot.compression.method", "snapshots are written uncompressed"},
 	{"admin.enableServer", "there is no AdminServer yet"},
 	{"admin.serverPort", "there is no AdminServer yet"},
 	{"admin.serverAddress", "there is no AdminServer yet"},
@@ -144,6 +148,10 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		ContainerMaxPerMinute: c.ContainerMaxPerMinute,
 		Version:               zookeeperVersion + "-zoo-" + Version,
 		Conf:                  c,
+		DataDir:               c.DataDir,
+		DataLogDir:            c.DataLogDir,
+		SnapCount:             c.SnapCount,
+		SnapRetainCount:       c.SnapRetainCount,
 	}
 }
 

@@ -20,19 +20,28 @@ const maxBatch = 512
 const keepEntries = 10000
 
 // Run is the loop. It returns when Stop is called.
+// If the log cannot be written it returns early, with Err set.
 func (r *Replica) Run() {
 	defer close(r.donec)
+	defer r.closeLog()
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
-	// Apply the bootstrap configuration first: raft will not campaign with
-	// configuration changes pending. A one-voter group then need not wait
-	// out an election timeout.
-	r.processReady()
+	// Apply the bootstrap configuration (or, after a restart, replay the
+	// committed log) first: raft will not campaign with configuration
+	// changes pending. A one-voter group then need not wait out an
+	// election timeout.
+	if err := r.processReady(); err != nil {
+		r.fail(err)
+		return
+	}
 	if err := r.rn.Campaign(); err != nil {
 		r.cfg.Logger.Error("raft campaign", "err", err)
 	}
 	for {
-		r.processReady()
+		if err := r.processReady(); err != nil {
+			r.fail(err)
+			return
+		}
 		r.propose()
 		if r.rn.HasReady() {
 			continue
@@ -103,20 +112,13 @@ func (r *Replica) propose() {
 }
 
 // processReady handles Readies in raft's order: persist, send, apply,
-// Advance.
-func (r *Replica) processReady() {
+// Advance. An error means the log cannot be written: nothing of that Ready
+// was applied or acknowledged.
+func (r *Replica) processReady() error {
 	for r.rn.HasReady() {
 		rd := r.rn.Ready()
-		if !raft.IsEmptySnap(rd.Snapshot) {
-			if err := r.storage.ApplySnapshot(rd.Snapshot); err != nil {
-				r.cfg.Logger.Error("raft snapshot", "err", err)
-			}
-		}
-		if !raft.IsEmptyHardState(rd.HardState) {
-			_ = r.storage.SetHardState(rd.HardState) // in memory: cannot fail
-		}
-		if err := r.storage.Append(rd.Entries); err != nil {
-			r.cfg.Logger.Error("raft append", "err", err)
+		if err := r.persist(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
+			return err
 		}
 		// A one-voter group has no one to send to; rd.Messages holds only
 		// messages to itself, which raft handles when asynchronous storage
@@ -128,6 +130,25 @@ func (r *Replica) processReady() {
 		r.rn.Advance(rd)
 		r.completeSyncs()
 		r.compact()
+		if err := r.maybeSnapshot(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// persistMemory is persist without a Dir: into raft's MemoryStorage.
+func (r *Replica) persistMemory(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Snapshot) {
+	if !raft.IsEmptySnap(sn) {
+		if err := r.storage.ApplySnapshot(sn); err != nil {
+			r.cfg.Logger.Error("raft snapshot", "err", err)
+		}
+	}
+	if !raft.IsEmptyHardState(hs) {
+		_ = r.storage.SetHardState(hs) // in memory: cannot fail
+	}
+	if err := r.storage.Append(ents); err != nil {
+		r.cfg.Logger.Error("raft append", "err", err)
 	}
 }
 
@@ -175,6 +196,10 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 			delete(r.inflight, seq)
 		}
 		r.appliedSeq = seq
+		// Entries replayed after a restart carry the sequence numbers of
+		// the previous run; new proposals must come after them, or a sync
+		// could wait for (or skip) the wrong proposal.
+		r.seq = max(r.seq, seq)
 	}
 	if t == nil {
 		if t, err = txn.Unmarshal(body); err != nil {
@@ -206,7 +231,7 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 		r.cfg.Logger.Error("bad conf change", "index", e.Index, "err", err)
 		return
 	}
-	r.rn.ApplyConfChange(cc)
+	r.confState = *r.rn.ApplyConfChange(cc)
 }
 
 // completeSyncs answers the syncs whose read index is applied. Syncs are
@@ -228,6 +253,9 @@ func (r *Replica) completeSyncs() {
 // compact drops applied entries from memory. No follower needs them: the
 // group has one voter.
 func (r *Replica) compact() {
+	if r.storage == nil {
+		return // the durable log compacts at snapshots
+	}
 	if r.applied < r.compacted+2*keepEntries {
 		return
 	}

@@ -12,8 +12,13 @@
 // is atomic with the change as seen by readers (DESIGN decision 7).
 //
 // Standalone is an ensemble of one (DESIGN decision 2): a one-voter raft
-// group. The log lives in raft's MemoryStorage until the durable log lands;
-// entries every server has applied are compacted away.
+// group. With Config.Dir set the log is durable (DESIGN decision 9): every
+// Ready's entries and HardState are fsynced to the WAL before anything is
+// applied or acknowledged, a snapshot of the state is written every
+// Config.SnapCount applied entries, and New recovers the newest snapshot
+// the log refers to and lets raft replay the committed entries after it.
+// Without a Dir the log lives in raft's MemoryStorage and applied entries
+// are compacted away (tests and in-memory servers).
 package replica
 
 import (
@@ -25,8 +30,11 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/vfs"
+	"github.com/zoohq/zoo/internal/wal"
 )
 
 // ErrStopped is returned by Submit once the replica is stopping.
@@ -81,7 +89,26 @@ type Config struct {
 	OnApply func(Event)
 	// MaxPending bounds requests accepted but not yet proposed.
 	MaxPending int
+
+	// FS holds the log and the snapshots; nil means vfs.Default.
+	FS vfs.FS
+	// Dir is the WAL's directory (dataLogDir). Empty: the log is kept in
+	// memory and nothing survives a restart.
+	Dir string
+	// SnapDir is the snapshots' directory (dataDir); empty means Dir.
+	SnapDir string
+	// SnapCount is how many applied entries separate snapshots (snapCount);
+	// 0 means DefaultSnapCount.
+	SnapCount int
+	// SnapRetain is how many snapshot files are kept; fewer than
+	// snap.MinRetain count as snap.MinRetain.
+	SnapRetain int
+	// SegmentSize is the WAL's segment preallocation; 0 is wal's default.
+	SegmentSize int64
 }
+
+// DefaultSnapCount is Apache's default snapCount.
+const DefaultSnapCount = 100000
 
 func (c *Config) ensureDefaults() {
 	if c.ID == 0 {
@@ -105,6 +132,15 @@ func (c *Config) ensureDefaults() {
 	if c.MaxPending == 0 {
 		c.MaxPending = 4096
 	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	if c.SnapDir == "" {
+		c.SnapDir = c.Dir
+	}
+	if c.SnapCount <= 0 {
+		c.SnapCount = DefaultSnapCount
+	}
 }
 
 // proposal is a request on its way to prep.
@@ -116,8 +152,13 @@ type proposal struct {
 // Replica is one server's member of the raft group.
 type Replica struct {
 	cfg     Config
-	storage *raft.MemoryStorage
+	storage *raft.MemoryStorage // without a Dir; else nil
+	disk    *wal.Storage        // with a Dir; else nil
+	log     *wal.WAL            // with a Dir: closed when the loop ends
 	rn      *raft.RawNode
+
+	errMu sync.Mutex
+	err   error // the fatal error that ended the loop
 
 	mu    sync.RWMutex // the state: written by the loop only
 	state *txn.State
@@ -140,6 +181,8 @@ type Replica struct {
 	applied     uint64
 	appliedTerm uint64
 	compacted   uint64
+	confState   raftpb.ConfState // as of applied, for snapshots
+	snapNext    uint64           // applied index at which to snapshot next
 }
 
 type inflight struct {
@@ -159,18 +202,43 @@ type syncWait struct {
 	afterSeq uint64
 }
 
-// New returns a Replica of a fresh one-voter group. Start it with Run.
+// New returns a Replica of a one-voter group: a fresh one, or with a
+// Config.Dir holding a log, the group recovered from it (Config.State is
+// then overwritten with the snapshot's state, in place, so that the
+// prepper built over it sees it). Start it with Run.
 func New(cfg Config) (*Replica, error) {
 	cfg.ensureDefaults()
 	if cfg.State == nil || cfg.Prep == nil {
 		return nil, errors.New("replica: Config.State and Config.Prep are required")
 	}
-	storage := raft.NewMemoryStorage()
+	r := &Replica{
+		cfg:      cfg,
+		state:    cfg.State,
+		propc:    make(chan proposal, cfg.MaxPending),
+		stopc:    make(chan struct{}),
+		donec:    make(chan struct{}),
+		inflight: make(map[uint64]inflight),
+	}
+	var (
+		storage raft.Storage
+		fresh   = true
+	)
+	if cfg.Dir == "" {
+		r.storage = raft.NewMemoryStorage()
+		storage = r.storage
+	} else {
+		var err error
+		if fresh, err = r.recover(); err != nil {
+			return nil, err
+		}
+		storage = r.disk
+	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
 		Storage:                   storage,
+		Applied:                   r.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
 		MaxUncommittedEntriesSize: 1 << 30,
@@ -179,22 +247,25 @@ func New(cfg Config) (*Replica, error) {
 		CheckQuorum:               true,
 		Logger:                    raftLogger{cfg.Logger},
 	})
+	if err == nil && fresh {
+		// Only a fresh log: a recovered one holds the configuration in its
+		// snapshot or in ConfChange entries that raft hands back to apply.
+		err = rn.Bootstrap([]raft.Peer{{ID: cfg.ID}})
+	}
 	if err != nil {
+		r.closeLog()
 		return nil, err
 	}
-	if err := rn.Bootstrap([]raft.Peer{{ID: cfg.ID}}); err != nil {
+	r.rn = rn
+	// Persist the bootstrap configuration, or replay the committed log,
+	// before New returns: the server must not serve (or look up a
+	// reattaching session) in a state that lacks acknowledged txns. The
+	// events of the replay go to OnApply, untagged.
+	if err := r.processReady(); err != nil {
+		r.closeLog()
 		return nil, err
 	}
-	return &Replica{
-		cfg:      cfg,
-		storage:  storage,
-		rn:       rn,
-		state:    cfg.State,
-		propc:    make(chan proposal, cfg.MaxPending),
-		stopc:    make(chan struct{}),
-		donec:    make(chan struct{}),
-		inflight: make(map[uint64]inflight),
-	}, nil
+	return r, nil
 }
 
 // Submit hands a request to prep. It returns once the request is queued;
@@ -236,6 +307,15 @@ func (r *Replica) IsLeader() bool { return r.leader.Load() }
 func (r *Replica) Stop() {
 	r.once.Do(func() { close(r.stopc) })
 	<-r.donec
+}
+
+// Err returns the error that ended the loop, if one did: the log could not
+// be written, so the server must stop (every pending request was reported
+// Dropped). It is nil after a plain Stop.
+func (r *Replica) Err() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.err
 }
 
 // Done is closed when the loop has ended.

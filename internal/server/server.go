@@ -10,11 +10,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,6 +29,7 @@ import (
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/watch"
 )
 
@@ -82,6 +85,20 @@ type Config struct {
 	Conf *config.Config
 	// Now is the wall clock (ms); tests replace it.
 	Now func() time.Time
+
+	// DataLogDir holds the log (under "log") and DataDir the snapshots
+	// (under "snap"); DataLogDir empty means DataDir. Both empty: the
+	// state is kept in memory only and a restart loses it.
+	DataDir    string
+	DataLogDir string
+	// SnapCount is how many txns separate snapshots (snapCount); 0 is
+	// Apache's default, 100000.
+	SnapCount int
+	// SnapRetainCount is how many snapshots are kept
+	// (autopurge.snapRetainCount, at least 3).
+	SnapRetainCount int
+	// FS is the file system of the data directories; nil is the OS's.
+	FS vfs.FS
 }
 
 func (c *Config) ensureDefaults() {
@@ -122,6 +139,9 @@ func (c *Config) ensureDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.DataLogDir == "" {
+		c.DataLogDir = c.DataDir
+	}
 }
 
 // Server serves ZooKeeper clients.
@@ -157,7 +177,10 @@ type Server struct {
 	once      sync.Once
 }
 
-// New assembles a standalone server: a fresh tree in a one-voter raft group.
+// New assembles a standalone server: a one-voter raft group over a fresh
+// tree or, with a data directory, over the state recovered from it. Every
+// recovered session gets a full timeout from now to reconnect, as after an
+// Apache restart.
 func New(cfg Config) (*Server, error) {
 	cfg.ensureDefaults()
 	s := &Server{
@@ -185,18 +208,33 @@ func New(cfg Config) (*Server, error) {
 		EnforceQuota:  cfg.EnforceQuota,
 		QuotaWarning:  s.quotaWarning,
 	})
-	rep, err := replica.New(replica.Config{
-		ID:      uint64(cfg.ServerID),
-		Logger:  cfg.Logger,
-		State:   state,
-		Prep:    prep,
-		OnApply: s.onApply,
-		Now:     s.nowMs,
-	})
+	rcfg := replica.Config{
+		ID:         uint64(cfg.ServerID),
+		Logger:     cfg.Logger,
+		State:      state,
+		Prep:       prep,
+		OnApply:    s.onApply,
+		Now:        s.nowMs,
+		FS:         cfg.FS,
+		SnapCount:  cfg.SnapCount,
+		SnapRetain: cfg.SnapRetainCount,
+	}
+	if cfg.DataLogDir != "" {
+		rcfg.Dir = filepath.Join(cfg.DataLogDir, "log")
+		rcfg.SnapDir = filepath.Join(cmp.Or(cfg.DataDir, cfg.DataLogDir), "snap")
+	}
+	rep, err := replica.New(rcfg)
 	if err != nil {
 		return nil, err
 	}
 	s.rep = rep
+	// Every recovered session is due one timeout from now: its client may
+	// reconnect until then.
+	rep.Read(func(st *txn.State, _ int64) {
+		for id, info := range st.Sessions {
+			s.tracker.Add(id, info.TimeoutMs, now)
+		}
+	})
 	s.goroutine(rep.Run)
 	s.goroutine(s.housekeeping)
 	return s, nil
@@ -333,6 +371,14 @@ func (s *Server) conn(id uint64) *conn {
 	defer s.mu.RUnlock()
 	return s.conns[id]
 }
+
+// Failed is closed when the server's replica has stopped: at Shutdown, or
+// on its own after a fatal storage error (a log write or fsync failed),
+// which Err reports. After that no write can succeed.
+func (s *Server) Failed() <-chan struct{} { return s.rep.Done() }
+
+// Err returns the fatal error that stopped the replica, or nil.
+func (s *Server) Err() error { return s.rep.Err() }
 
 // Addr returns the address of the first listener, once Serve has started.
 func (s *Server) Addr() net.Addr {
