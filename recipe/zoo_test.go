@@ -1,0 +1,40 @@
+package recipe
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	zooserver "github.com/zoohq/zoo/internal/server"
+)
+
+// The Zoo target: an in-process server with the settings the tests need.
+func init() { targets = append(targets, target{name: "zoo", start: startZoo}) }
+
+func startZoo(t testing.TB) (string, func()) {
+	srv, err := zooserver.New(zooserver.Config{
+		Logger:         slog.New(slog.DiscardHandler),
+		TickTime:       500 * time.Millisecond,
+		ExtendedTypes:  true,
+		ContainerCheck: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("zoo: new server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("zoo: listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("zoo: shutdown: %v", err)
+		}
+		<-served
+	}
+}
