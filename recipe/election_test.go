@@ -107,3 +107,69 @@ func TestElectionCampaignCancelled(t *testing.T) {
 		}
 	})
 }
+
+// Ref: recipes guide, "Leader Election": the leader acknowledges, with a
+// separate znode, that it has executed the leader procedure. Watchers of
+// the acknowledgment see each leader only once it has acknowledged, and
+// never one that resigned or whose session ended.
+func TestElectionAcknowledgment(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, dir := testCtx(t), testRoot(t)
+		observer := newClient(t)
+		c1, c2 := newClient(t), newClient(t)
+		first := NewElection(c1, dir, []byte("first"), nil)
+		second := NewElection(c2, dir, []byte("second"), nil)
+		if err := first.Acknowledge(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("Acknowledge before leading: %v; want ErrNotHeld", err)
+		}
+		if err := first.Campaign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		secondWon := make(chan error, 1)
+		go func() { secondWon <- second.Campaign(ctx) }()
+
+		// Leading, not yet acknowledged: an observer waits.
+		acked := make(chan []byte, 1)
+		go func() {
+			v, err := AcknowledgedLeader(ctx, observer, dir)
+			if err != nil {
+				t.Errorf("AcknowledgedLeader: %v", err)
+			}
+			acked <- v
+		}()
+		if err := first.Acknowledge(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := waitCh(t, ctx, acked, "acknowledged leader"); string(v) != "first" {
+			t.Fatalf("acknowledged leader %q; want first", v)
+		}
+		if err := first.Acknowledge(ctx); err != nil { // idempotent
+			t.Fatalf("second Acknowledge: %v", err)
+		}
+
+		// Resigning takes the acknowledgment away before handing over.
+		if err := first.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitCh(t, ctx, secondWon, "second elected"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := observer.Exists(ctx, dir+"/"+AckNode); err != nil || ok {
+			t.Fatalf("acknowledgment after the leader resigned: exists=%v err=%v", ok, err)
+		}
+		if err := second.Acknowledge(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := AcknowledgedLeader(ctx, observer, dir); err != nil || string(v) != "second" {
+			t.Fatalf("acknowledged leader %q, %v; want second", v, err)
+		}
+
+		// The acknowledgment goes with the leader's session.
+		if err := c2.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := observer.Exists(ctx, dir+"/"+AckNode); err != nil || ok {
+			t.Fatalf("acknowledgment after the leader's session closed: exists=%v err=%v", ok, err)
+		}
+	})
+}

@@ -42,6 +42,10 @@ func main() {
 	if err := e.Campaign(ctx); err != nil {
 		log.Fatal(err)
 	}
+	// Leader procedure done (here: nothing), say so for everyone watching.
+	if err := e.Acknowledge(ctx); err != nil {
+		log.Fatal(err)
+	}
 	log.Printf("%s is the leader; Ctrl-C to step down", *id)
 	select {
 	case <-e.Done():
