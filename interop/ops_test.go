@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // Ref: programmer's guide, "ZNodes" (Ephemeral Nodes, Sequence Nodes,
@@ -296,7 +297,7 @@ func TestFourLetterWords(t *testing.T) {
 			t.Errorf("%s: ruok did not answer imok", tg.Name)
 		}
 
-		out, err := fourLetter(e.addr, "srvr", 5*time.Second)
+		out, err := zktest.FourLetter(e.addr, "srvr", 5*time.Second)
 		must(t, tg.Name, "srvr", err)
 		// Apache 3.8's layout. Its date is yyyy-MM-dd, which go-zookeeper's
 		// FLWSrvr (written for 3.4's MM/dd/yyyy) cannot parse, so FLWSrvr
@@ -332,7 +333,7 @@ func TestFourLetterWords(t *testing.T) {
 		if !found {
 			t.Errorf("%s: cons does not list session %#x", tg.Name, c.SessionID())
 		}
-		raw, err := fourLetter(e.addr, "cons", 5*time.Second)
+		raw, err := zktest.FourLetter(e.addr, "cons", 5*time.Second)
 		must(t, tg.Name, "cons", err)
 		self := regexp.MustCompile(`(?m)^ /127\.0\.0\.1:\d+\[0\]\(queued=0,recved=1,sent=0\)$`)
 		if !self.MatchString(raw) {

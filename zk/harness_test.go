@@ -1,23 +1,21 @@
 package zk
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // The client is tested against real servers. A target is a server
@@ -359,15 +357,8 @@ func clientGoroutines() []string {
 
 // --- Apache -----------------------------------------------------------------
 
-var apacheJars = []string{
-	"/usr/share/java/zookeeper.jar",
-	"/usr/share/java/zookeeper-jute.jar",
-	"/usr/share/java/slf4j-simple.jar",
-}
-
 // startApache runs Debian's ZooKeeper 3.8 (apt install zookeeper) in a
-// temp dir. The port is free when probed but may be taken before the JVM
-// binds it, so a start that fails on the port is retried.
+// temp dir.
 func startApache(t testing.TB) (string, func()) { return startApacheMode(t, false) }
 
 // startApacheReadOnly runs one member of a three-server ensemble whose
@@ -376,134 +367,24 @@ func startApache(t testing.TB) (string, func()) { return startApacheMode(t, fals
 func startApacheReadOnly(t testing.TB) (string, func()) { return startApacheMode(t, true) }
 
 func startApacheMode(t testing.TB, readOnly bool) (string, func()) {
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Skip("no java on PATH: install Debian's zookeeper package (apt-get install zookeeper) to test against Apache")
-	}
-	for _, jar := range apacheJars {
-		if _, err := os.Stat(jar); err != nil {
-			t.Skipf("%s missing: install Debian's zookeeper package (apt-get install zookeeper) to test against Apache", jar)
-		}
-	}
 	dir, err := os.MkdirTemp("", "zk-apache-")
 	if err != nil {
 		t.Fatalf("temp dir: %v", err)
 	}
-	var lastErr error
-	for attempt := range 3 {
-		addr, stop, err := launchApache(java, filepath.Join(dir, fmt.Sprint(attempt)), readOnly)
-		if err == nil {
-			return addr, func() { stop(); _ = os.RemoveAll(dir) }
-		}
-		lastErr = err
-		if !strings.Contains(err.Error(), "Address already in use") {
-			break
-		}
-	}
-	_ = os.RemoveAll(dir)
-	t.Fatalf("start Apache ZooKeeper: %v", lastErr)
-	return "", nil
-}
-
-func launchApache(java, dir string, readOnly bool) (string, func(), error) {
-	ports, err := freePorts(7)
-	if err != nil {
-		return "", nil, err
-	}
-	port := ports[0]
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return "", nil, err
-	}
-	cfg := fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
-		"admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\nextendedTypesEnabled=true\n",
-		filepath.Join(dir, "data"), port)
-	flags := []string{"-Dznode.container.checkIntervalMs=100"}
-	ready := "Mode: standalone"
+	cfg := zktest.Apache{TickTimeMs: 500, ExtendedTypes: true, ContainerCheckIntervalMs: 100}
 	if readOnly {
-		// Apache 3.8 refuses to create a global session in read-only mode:
-		// it answers the handshake with a bare NotReadOnly reply header,
-		// which no client can parse (the Java client too gets only
-		// ConnectionLoss). Read-only sessions need local sessions.
-		cfg = strings.Replace(cfg, "tickTime=500", "tickTime=200\ninitLimit=5\nsyncLimit=2\nlocalSessionsEnabled=true", 1)
-		for id := 1; id <= 3; id++ {
-			cfg += fmt.Sprintf("server.%d=127.0.0.1:%d:%d\n", id, ports[2*id-1], ports[2*id])
-		}
-		if err := os.WriteFile(filepath.Join(dir, "data", "myid"), []byte("1\n"), 0o644); err != nil {
-			return "", nil, err
-		}
-		flags = []string{"-Dreadonlymode.enabled=true"}
-		ready = "Mode: read-only"
+		cfg = zktest.Apache{TickTimeMs: 200, ExtendedTypes: true, ReadOnly: true}
 	}
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		return "", nil, err
-	}
-	logPath := filepath.Join(dir, "server.log")
-	logFile, err := os.Create(logPath)
+	srv, err := cfg.Start(dir)
 	if err != nil {
-		return "", nil, err
-	}
-	defer logFile.Close()
-	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dzookeeper.forceSync=no", "-Dzookeeper.preAllocSize=1024"}, flags...)
-	args = append(args, "-cp", strings.Join(apacheJars, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
-	cmd := exec.Command(java, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() { _ = cmd.Process.Kill(); <-exited }
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if out, err := fourLetter(addr, "srvr"); err == nil && strings.Contains(out, ready) {
-			return addr, stop, nil
+		_ = os.RemoveAll(dir)
+		if errors.Is(err, zktest.ErrUnavailable) {
+			t.Skip(err)
 		}
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(logPath)
-			return "", nil, fmt.Errorf("java exited during start-up: %s", tail(b, 20))
-		case <-time.After(50 * time.Millisecond): // polling the server; it signals nothing
-		}
-		if time.Now().After(deadline) {
-			stop()
-			b, _ := os.ReadFile(logPath)
-			return "", nil, fmt.Errorf("not serving after 60s: %s", tail(b, 20))
-		}
+		t.Fatalf("start Apache ZooKeeper: %v", err)
 	}
-}
-
-// freePorts returns n loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	return srv.Addr, func() {
+		srv.Stop()
+		_ = os.RemoveAll(dir)
 	}
-	return ports, nil
-}
-
-func fourLetter(addr, cmd string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte(cmd)); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(c)
-	return string(b), err
-}
-
-func tail(b []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	return string(bytes.Join(lines[max(0, len(lines)-n):], []byte("\n")))
 }
