@@ -2,6 +2,7 @@
 //
 //	zoo server [zoo.cfg]   run a server (no file: standalone on 127.0.0.1:2181)
 //	zoo cli [-server h:p] [CMD ARGS...]   the zkCli-style shell
+//	zoo snap dump [--json] FILE, zoo log dump [--json] DIR   print snapshots and logs
 //	zoo version            print the version
 package main
 
@@ -28,7 +29,7 @@ commands:
                      the shell, with zkCli.sh's commands; with a command, run
                      it and exit (non-zero on error), else read commands
   version            print the version
-`
+` + dumpUsage
 
 func main() {
 	if len(os.Args) < 2 {
@@ -41,6 +42,8 @@ func main() {
 		err = runServer(args)
 	case "cli":
 		os.Exit(cli.Main(args, os.Stdin, os.Stdout, os.Stderr))
+	case "snap", "log":
+		os.Exit(runDump(cmd, args, os.Stdout, os.Stderr))
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":
