@@ -43,7 +43,7 @@ func (r *Replica) recover() (fresh bool, err error) {
 		return false, fmt.Errorf("replica: %w", err)
 	}
 	r.log, r.disk = w, disk
-	r.snapNext = r.applied + uint64(cfg.SnapCount)
+	r.snapNext = r.applied + r.snapInterval()
 	fresh = st.HardState == (raftpb.HardState{}) && len(st.Entries) == 0 && st.Snapshot.Index == 0
 	return fresh, nil
 }
@@ -92,10 +92,10 @@ func (r *Replica) maybeSnapshot() error {
 	if r.disk == nil || r.applied < r.snapNext {
 		return nil
 	}
-	r.snapNext = r.applied + uint64(r.cfg.SnapCount)
+	r.snapNext = r.applied + r.snapInterval()
 	meta := snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()}
 	r.mu.RLock()
-	_, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{})
+	_, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{Compression: r.cfg.SnapCompression})
 	r.mu.RUnlock()
 	if err != nil {
 		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", err)
@@ -112,6 +112,15 @@ func (r *Replica) maybeSnapshot() error {
 	}
 	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
 	return nil
+}
+
+// snapInterval is how many applied entries to wait before the next
+// snapshot: between SnapCount/2 and SnapCount, at random, as Apache's
+// SyncRequestProcessor rolls it, so that the members of an ensemble do not
+// all snapshot at the same moment.
+func (r *Replica) snapInterval() uint64 {
+	half := r.cfg.SnapCount / 2
+	return uint64(half + 1 + r.cfg.Rand(max(r.cfg.SnapCount-half, 1)))
 }
 
 // fail ends the loop after a fatal error: it records err for Err, stops

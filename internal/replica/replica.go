@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/wal"
@@ -105,6 +107,12 @@ type Config struct {
 	SnapRetain int
 	// SegmentSize is the WAL's segment preallocation; 0 is wal's default.
 	SegmentSize int64
+	// SnapCompression compresses snapshot files
+	// (snapshot.compression.method gz).
+	SnapCompression snap.Compression
+	// Rand returns a random int in [0, n); nil is math/rand/v2's IntN.
+	// It spreads snapshots (see snapInterval).
+	Rand func(n int) int
 }
 
 // DefaultSnapCount is Apache's default snapCount.
@@ -140,6 +148,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.SnapCount <= 0 {
 		c.SnapCount = DefaultSnapCount
+	}
+	if c.Rand == nil {
+		c.Rand = rand.IntN
 	}
 }
 

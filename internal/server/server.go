@@ -27,6 +27,7 @@ import (
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/server/fourlw"
 	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
@@ -97,6 +98,8 @@ type Config struct {
 	// SnapRetainCount is how many snapshots are kept
 	// (autopurge.snapRetainCount, at least 3).
 	SnapRetainCount int
+	// SnapCompression compresses snapshots (snapshot.compression.method).
+	SnapCompression snap.Compression
 	// FS is the file system of the data directories; nil is the OS's.
 	FS vfs.FS
 }
@@ -209,15 +212,16 @@ func New(cfg Config) (*Server, error) {
 		QuotaWarning:  s.quotaWarning,
 	})
 	rcfg := replica.Config{
-		ID:         uint64(cfg.ServerID),
-		Logger:     cfg.Logger,
-		State:      state,
-		Prep:       prep,
-		OnApply:    s.onApply,
-		Now:        s.nowMs,
-		FS:         cfg.FS,
-		SnapCount:  cfg.SnapCount,
-		SnapRetain: cfg.SnapRetainCount,
+		ID:              uint64(cfg.ServerID),
+		Logger:          cfg.Logger,
+		State:           state,
+		Prep:            prep,
+		OnApply:         s.onApply,
+		Now:             s.nowMs,
+		FS:              cfg.FS,
+		SnapCount:       cfg.SnapCount,
+		SnapRetain:      cfg.SnapRetainCount,
+		SnapCompression: cfg.SnapCompression,
 	}
 	if cfg.DataLogDir != "" {
 		rcfg.Dir = filepath.Join(cfg.DataLogDir, "log")
