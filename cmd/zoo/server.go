@@ -75,16 +75,31 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigc)
+	// SIGQUIT dumps every goroutine's stack and the server goes on, as
+	// the JVM prints a thread dump: operators expect kill -3 (and jcmd,
+	// which attaches with it) not to take the server down.
+	quitc := make(chan os.Signal, 1)
+	signal.Notify(quitc, syscall.SIGQUIT)
+	defer signal.Stop(quitc)
 	var fatal error
-	select {
-	case sig := <-sigc:
-		log.Info("shutting down", "signal", sig.String())
-	case err := <-errc:
-		log.Error("serve", "err", err)
-	case <-srv.Failed():
-		// The log cannot be trusted: stop rather than serve on it.
-		fatal = srv.Err()
-		log.Error("storage failed; stopping", "err", fatal)
+wait:
+	for {
+		select {
+		case <-quitc:
+			log.Info("SIGQUIT: writing goroutine stacks to standard error")
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		case sig := <-sigc:
+			log.Info("shutting down", "signal", sig.String())
+			break wait
+		case err := <-errc:
+			log.Error("serve", "err", err)
+			break wait
+		case <-srv.Failed():
+			// The log cannot be trusted: stop rather than serve on it.
+			fatal = srv.Err()
+			log.Error("storage failed; stopping", "err", fatal)
+			break wait
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
