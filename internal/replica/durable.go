@@ -1,12 +1,16 @@
 package replica
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/snap"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/wal"
 )
 
@@ -80,28 +84,141 @@ func (r *Replica) persist(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Sn
 	return r.disk.Save(hs, ents)
 }
 
-// maybeSnapshot writes a snapshot once SnapCount entries were applied since
-// the last, then records it in the log and drops the log before it.
-//
-// The snapshot is taken on the loop, which is the state's only writer, so
-// the walk sees a quiescent state (a fuzzy walk off the loop would not
-// stall apply; a later optimisation). A failed snapshot file is only
-// logged: the log still holds everything, and the next try comes SnapCount
-// entries later. A failed marker means the WAL is broken: fatal.
-func (r *Replica) maybeSnapshot() error {
-	if r.disk == nil || r.applied < r.snapNext {
-		return nil
+// maybeSnapshot starts a snapshot once enough entries were applied since
+// the last (see snapInterval), unless one is still being written. The file
+// is written in the background while the server keeps serving
+// (writeSnapshot); the loop records it in the log when it is done
+// (snapshotDone).
+func (r *Replica) maybeSnapshot() {
+	if r.disk == nil || r.snapBusy || r.applied < r.snapNext {
+		return
 	}
 	r.snapNext = r.applied + r.snapInterval()
-	meta := snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()}
-	r.mu.RLock()
-	_, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{Compression: r.cfg.SnapCompression})
-	r.mu.RUnlock()
+	r.snapBusy = true
+	job := snapJob{
+		meta: snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
+		conf: r.confState,
+	}
+	// Owned by the loop: it receives the result before it ends.
+	go func() { r.snapc <- snapResult{job: job, err: r.writeSnapshot(job.meta)} }()
+}
+
+// snapJob is a snapshot being written: its label, and the membership to
+// record with it.
+type snapJob struct {
+	meta snap.Meta
+	conf raftpb.ConfState
+}
+
+type snapResult struct {
+	job snapJob
+	err error
+}
+
+// testHookWalk, if set, runs after the walk has listed the paths and
+// before it reads any node: tests change the tree there.
+var testHookWalk func()
+
+// walkChunk is how many znodes the background walk reads per hold of the
+// state's read lock, so that apply is never held up for long.
+const walkChunk = 1024
+
+// writeSnapshot writes a fuzzy snapshot (DESIGN decision 9): a depth-first
+// walk of the live tree while apply goes on, each znode read atomically,
+// labelled with the applied index when it started. The state it records
+// lies between the label and the end of the walk; recovery replays the log
+// after the label, and idempotent txns make the result exact.
+func (r *Replica) writeSnapshot(meta snap.Meta) error {
+	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, meta, snap.Options{Compression: r.cfg.SnapCompression})
 	if err != nil {
-		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", err)
+		return err
+	}
+	if err := r.walkInto(p.Writer()); err != nil {
+		_ = p.Abort()
+		return err
+	}
+	_, err = p.Commit()
+	return err
+}
+
+// walkInto lists the paths parents first, then reads and writes the nodes
+// in chunks. A node gone by the time it is read is left out, and so is
+// anything under it (a child made after its parent was re-created): the
+// log after the label brings them back.
+func (r *Replica) walkInto(w *snap.Writer) error {
+	var paths []string
+	var sessions []sessionEntry
+	r.mu.RLock()
+	r.state.Tree.Walk(func(p string, _ tree.Node) bool {
+		paths = append(paths, p)
+		return true
+	})
+	for id, s := range r.state.Sessions {
+		sessions = append(sessions, sessionEntry{id, s})
+	}
+	r.mu.RUnlock()
+	if testHookWalk != nil {
+		testHookWalk()
+	}
+
+	gone := map[string]bool{}
+	infos := make([]*tree.Info, 0, walkChunk)
+	for len(paths) > 0 {
+		chunk := paths[:min(walkChunk, len(paths))]
+		paths = paths[len(chunk):]
+		infos = r.lookup(infos[:0], chunk)
+		for i, info := range infos {
+			p := chunk[i]
+			if parent, _, ok := tree.Split(p); info == nil || ok && gone[parent] {
+				gone[p] = true
+				continue
+			}
+			if err := w.AddNode(p, info.Data, info.ACL, info.Stat); err != nil {
+				return err
+			}
+		}
+	}
+	slices.SortFunc(sessions, func(a, b sessionEntry) int { return cmp.Compare(a.id, b.id) })
+	for _, s := range sessions {
+		if err := w.AddSession(s.id, s.info.TimeoutMs, s.info.Password); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type sessionEntry struct {
+	id   int64
+	info txn.SessionInfo
+}
+
+// lookup reads the nodes at paths under one hold of the read lock; nil
+// stands for a node that is gone.
+func (r *Replica) lookup(dst []*tree.Info, paths []string) []*tree.Info {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, p := range paths {
+		if info, ok := r.state.Tree.Lookup(p); ok {
+			dst = append(dst, &info)
+		} else {
+			dst = append(dst, nil)
+		}
+	}
+	return dst
+}
+
+// snapshotDone records a written snapshot in the log and drops the log
+// and the snapshots it makes unneeded. A failed file is only logged: the
+// log still holds everything, and the next try comes soon. A failed
+// marker means the WAL is broken: fatal.
+func (r *Replica) snapshotDone(res snapResult) error {
+	r.snapBusy = false
+	meta := res.job.meta
+	if res.err != nil {
+		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", res.err)
 		return nil
 	}
-	if _, err := r.disk.CreateSnapshot(meta.Index, r.confState, nil); err != nil {
+	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); err != nil {
 		return fmt.Errorf("replica: snapshot marker at %d: %w", meta.Index, err)
 	}
 	if err := r.disk.Compact(meta.Index); err != nil {
@@ -112,6 +229,16 @@ func (r *Replica) maybeSnapshot() error {
 	}
 	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
 	return nil
+}
+
+// finishSnapshot waits for a snapshot still being written when the loop
+// ends, and records it if the log still takes records.
+func (r *Replica) finishSnapshot() {
+	if r.snapBusy {
+		if err := r.snapshotDone(<-r.snapc); err != nil {
+			r.cfg.Logger.Warn("snapshot at stop", "err", err)
+		}
+	}
 }
 
 // snapInterval is how many applied entries to wait before the next

@@ -24,6 +24,7 @@ const keepEntries = 10000
 func (r *Replica) Run() {
 	defer close(r.donec)
 	defer r.closeLog()
+	defer r.finishSnapshot() // before the log closes
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
 	// Apply the bootstrap configuration (or, after a restart, replay the
@@ -58,6 +59,11 @@ func (r *Replica) Run() {
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
+		case res := <-r.snapc:
+			if err := r.snapshotDone(res); err != nil {
+				r.fail(err)
+				return
+			}
 		case <-r.stopc:
 			r.drain()
 			r.dropAll()
@@ -130,9 +136,7 @@ func (r *Replica) processReady() error {
 		r.rn.Advance(rd)
 		r.completeSyncs()
 		r.compact()
-		if err := r.maybeSnapshot(); err != nil {
-			return err
-		}
+		r.maybeSnapshot()
 	}
 	return nil
 }

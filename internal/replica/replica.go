@@ -194,6 +194,8 @@ type Replica struct {
 	compacted   uint64
 	confState   raftpb.ConfState // as of applied, for snapshots
 	snapNext    uint64           // applied index at which to snapshot next
+	snapBusy    bool             // a snapshot is being written
+	snapc       chan snapResult  // its result; capacity 1
 }
 
 type inflight struct {
@@ -229,6 +231,7 @@ func New(cfg Config) (*Replica, error) {
 		stopc:    make(chan struct{}),
 		donec:    make(chan struct{}),
 		inflight: make(map[uint64]inflight),
+		snapc:    make(chan snapResult, 1),
 	}
 	var (
 		storage raft.Storage
