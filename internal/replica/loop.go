@@ -2,6 +2,7 @@ package replica
 
 import (
 	"encoding/binary"
+	"errors"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -264,7 +265,7 @@ func (r *Replica) compact() {
 		return
 	}
 	to := r.applied - keepEntries
-	if err := r.storage.Compact(to); err != nil && err != raft.ErrCompacted {
+	if err := r.storage.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		r.cfg.Logger.Warn("raft compact", "err", err)
 		return
 	}

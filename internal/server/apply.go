@@ -167,12 +167,11 @@ func syncPath(rec jute.Record) string {
 
 // encodeFrame encodes a length-prefixed frame of hdr (if any) and body (if
 // any) into one new buffer, which the connection's queue then owns.
+// AppendFrame skips a nil body; a nil hdr must stay out of the call, as a
+// nil *ReplyHeader in a Record is not a nil Record.
 func encodeFrame(hdr *jute.ReplyHeader, body jute.Record) []byte {
-	switch {
-	case hdr == nil:
+	if hdr == nil {
 		return jute.AppendFrame(nil, body)
-	case body == nil:
-		return jute.AppendFrame(nil, hdr)
 	}
 	return jute.AppendFrame(nil, hdr, body)
 }

@@ -110,9 +110,7 @@ func lastOpName(op jute.Op) string {
 		return "GACL"
 	case jute.OpSetACL:
 		return "SACL"
-	case jute.OpGetChildren:
-		return "GETC"
-	case jute.OpGetChildren2:
+	case jute.OpGetChildren, jute.OpGetChildren2:
 		return "GETC"
 	case jute.OpSync:
 		return "SYNC"
