@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -347,10 +347,6 @@ func describeRecord(r wal.Record) logRecordDoc {
 	return rd
 }
 
-// envelopeHeader is the replica's envelope around a txn in an entry's data
-// (internal/replica/envelope.go): origin uint64, tag uint64, big-endian.
-const envelopeHeader = 16
-
 func describeEntry(rd *logRecordDoc, e *raftpb.Entry) {
 	rd.Index, rd.Term, rd.EntryType, rd.Zxid = e.Index, e.Term, e.Type.String(), hex64(int64(e.Index))
 	switch {
@@ -358,14 +354,16 @@ func describeEntry(rd *logRecordDoc, e *raftpb.Entry) {
 		rd.Detail = describeConfChange(e)
 	case len(e.Data) == 0:
 		rd.Detail = "no-op (a new leader's empty entry)"
-	case len(e.Data) < envelopeHeader:
-		rd.Error = fmt.Sprintf("%d bytes: shorter than the replica envelope", len(e.Data))
 	default:
-		origin, tag := binary.BigEndian.Uint64(e.Data), binary.BigEndian.Uint64(e.Data[8:])
-		rd.Origin, rd.Tag = &origin, &tag
-		t, err := txn.Unmarshal(e.Data[envelopeHeader:])
+		origin, tag, body, err := replica.OpenEnvelope(e.Data)
 		if err != nil {
-			rd.Error = fmt.Sprintf("%v (data %s)", err, hex.EncodeToString(e.Data[envelopeHeader:]))
+			rd.Error = fmt.Sprintf("%d bytes: %v", len(e.Data), err)
+			return
+		}
+		rd.Origin, rd.Tag = &origin, &tag
+		t, err := txn.Unmarshal(body)
+		if err != nil {
+			rd.Error = fmt.Sprintf("%v (data %s)", err, hex.EncodeToString(body))
 			return
 		}
 		rd.Txn = &txnDoc{Session: hex64(t.SessionID), Cxid: t.Cxid, Time: t.Time, Op: t.Type.String(), Text: t.String()}

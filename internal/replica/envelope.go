@@ -15,7 +15,8 @@ import (
 // finds the waiting request by tag.
 const envelopeHeader = 16
 
-var errShortEnvelope = errors.New("replica: entry shorter than its envelope")
+// ErrShortEnvelope means an entry's data is too short to hold an envelope.
+var ErrShortEnvelope = errors.New("replica: entry shorter than its envelope")
 
 // newEnvelope returns the envelope's header with room for a txn of about
 // size bytes, for the txn to be appended to.
@@ -26,9 +27,11 @@ func newEnvelope(origin, tag uint64, size int) []byte {
 	return b
 }
 
-func openEnvelope(b []byte) (origin, tag uint64, txn []byte, err error) {
+// OpenEnvelope splits an entry's data into the envelope and the encoded
+// txn, which aliases b. Tools that read the log use it too.
+func OpenEnvelope(b []byte) (origin, tag uint64, txn []byte, err error) {
 	if len(b) < envelopeHeader {
-		return 0, 0, nil, errShortEnvelope
+		return 0, 0, nil, ErrShortEnvelope
 	}
 	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), b[envelopeHeader:], nil
 }

@@ -186,7 +186,7 @@ func (r *Replica) apply(ents []raftpb.Entry) {
 }
 
 func (r *Replica) applyTxn(e *raftpb.Entry) {
-	origin, seq, body, err := openEnvelope(e.Data)
+	origin, seq, body, err := OpenEnvelope(e.Data)
 	if err != nil {
 		r.cfg.Logger.Error("skipping malformed log entry", "index", e.Index, "err", err)
 		return

@@ -159,11 +159,11 @@ func TestLeaderServesPromptly(t *testing.T) {
 
 func TestEnvelope(t *testing.T) {
 	b := append(newEnvelope(3, 42, 4), "txn!"...)
-	origin, tag, body, err := openEnvelope(b)
+	origin, tag, body, err := OpenEnvelope(b)
 	if err != nil || origin != 3 || tag != 42 || string(body) != "txn!" {
-		t.Fatalf("openEnvelope = %d, %d, %q, %v", origin, tag, body, err)
+		t.Fatalf("OpenEnvelope = %d, %d, %q, %v", origin, tag, body, err)
 	}
-	if _, _, _, err := openEnvelope(b[:envelopeHeader-1]); !errors.Is(err, errShortEnvelope) {
+	if _, _, _, err := OpenEnvelope(b[:envelopeHeader-1]); !errors.Is(err, ErrShortEnvelope) {
 		t.Fatalf("short envelope: %v", err)
 	}
 }
