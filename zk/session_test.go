@@ -138,7 +138,7 @@ func TestInFlightCallsFailWithConnectionLoss(t *testing.T) {
 		}
 
 		// A create the server applied but whose reply was lost.
-		states.wait(t, StateConnected, states.wait(t, StateDisconnected, 0, 20*time.Second), 20*time.Second)
+		reconnected := states.wait(t, StateConnected, states.wait(t, StateDisconnected, 0, 20*time.Second), 20*time.Second)
 		_, _, created, err := other.ExistsW(ctx, e.p("applied"))
 		must(t, "existsW", err)
 		p.setHoldDown(true)
@@ -150,7 +150,10 @@ func TestInFlightCallsFailWithConnectionLoss(t *testing.T) {
 		if err := <-done; !errors.Is(err, ErrConnectionLoss) {
 			t.Fatalf("create with a lost reply: %v, want ConnectionLoss (not retried)", err)
 		}
-		// The client is usable again, on the same session.
+		// The client is usable again, on the same session, once it has
+		// reconnected: a call made before it noticed the cut would go into
+		// the dead connection and rightly fail with ConnectionLoss too.
+		states.wait(t, StateConnected, states.wait(t, StateDisconnected, reconnected+1, 20*time.Second), 20*time.Second)
 		if ok, _, err := c.Exists(ctx, e.p("applied")); !ok || err != nil {
 			t.Errorf("exists after reconnect = %v, %v", ok, err)
 		}
