@@ -49,6 +49,9 @@ func runServer(args []string) error {
 		log.Warn("config: " + w.String())
 	}
 	warnNotInEffect(log, cfg)
+	if !cfg.ForceSync {
+		log.Warn("config: forceSync=no: the log is not fsynced, so a machine failure can lose acknowledged writes")
+	}
 	if cfg.Distributed() {
 		return fmt.Errorf("%d servers configured: replication across servers is not implemented yet; "+
 			"remove the server.N lines to run standalone", len(cfg.Servers))
@@ -116,9 +119,6 @@ wait:
 // notInEffect are zoo.cfg keys Zoo reads but does not act on yet; setting
 // one draws a warning at start-up instead of being silently ignored.
 var notInEffect = []struct{ key, why string }{
-	{"autopurge.purgeInterval", "old snapshots are purged as each new one is written"},
-	{"forceSync", "the log is always fsynced"},
-	{"preAllocSize", "log segments are preallocated to 64 MiB"},
 	{"admin.enableServer", "there is no AdminServer yet"},
 	{"admin.serverPort", "there is no AdminServer yet"},
 	{"admin.serverAddress", "there is no AdminServer yet"},
@@ -167,6 +167,9 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		DataLogDir:            c.DataLogDir,
 		SnapCount:             c.SnapCount,
 		SnapRetainCount:       c.SnapRetainCount,
+		PurgeInterval:         time.Duration(max(c.PurgeInterval, 0)) * time.Hour,
+		NoSync:                !c.ForceSync,
+		PreAllocSize:          c.PreAllocSizeKB << 10,
 		SnapCompression:       snapCompression(log, c.SnapshotCompression),
 	}
 }

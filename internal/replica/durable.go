@@ -23,7 +23,7 @@ var ErrSnapshotReceived = errors.New("replica: installing a leader's snapshot is
 // holds after it. fresh reports an empty log, which needs bootstrapping.
 func (r *Replica) recover() (fresh bool, err error) {
 	cfg := &r.cfg
-	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize})
+	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync})
 	if err != nil {
 		return false, fmt.Errorf("replica: %w", err)
 	}
@@ -36,7 +36,7 @@ func (r *Replica) recover() (fresh bool, err error) {
 		return false, fmt.Errorf("replica: %w", err)
 	}
 	if st.Snapshot.Index > 0 {
-		if err := r.loadSnapshot(st.Snapshot); err != nil {
+		if st, err = r.loadSnapshot(w, st); err != nil {
 			return false, err
 		}
 	} else if err := snap.CleanTemp(cfg.FS, cfg.SnapDir); err != nil {
@@ -52,23 +52,46 @@ func (r *Replica) recover() (fresh bool, err error) {
 	return fresh, nil
 }
 
-// loadSnapshot restores the state from the snapshot the log's marker names.
-// Only that one will do: the log dropped the entries it covers, and a
-// newer file without a marker was never committed.
-func (r *Replica) loadSnapshot(m raftpb.SnapshotMetadata) error {
-	accept := func(sm snap.Meta) bool { return sm.Index == m.Index && sm.Term == m.Term }
-	meta, st, _, err := snap.Load(r.cfg.FS, r.cfg.SnapDir, snap.Options{Logger: r.cfg.Logger, Accept: accept})
+// loadSnapshot restores the state from the newest snapshot that the log
+// has a marker for (a file without one was never committed) and that
+// verifies. Should the newest be damaged or missing, an older one the log
+// still holds the entries after will do, and the log is read again from
+// there. It returns the log state to start raft from.
+func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
+	accept := func(sm snap.Meta) bool {
+		return slices.ContainsFunc(ws.Markers, func(m raftpb.SnapshotMetadata) bool {
+			return sm.Index == m.Index && sm.Term == m.Term
+		})
+	}
+	meta, st, skipped, err := snap.Load(r.cfg.FS, r.cfg.SnapDir, snap.Options{Logger: r.cfg.Logger, Accept: accept})
 	if err != nil {
-		return fmt.Errorf("replica: the log refers to the snapshot at index %d: %w", m.Index, err)
+		return nil, fmt.Errorf("replica: the log refers to the snapshot at index %d: %w", ws.Snapshot.Index, err)
+	}
+	if meta.Index != ws.Snapshot.Index {
+		r.cfg.Logger.Warn("the newest snapshot is unusable: recovering from an older one and the log after it",
+			"want", ws.Snapshot.Index, "using", meta.Index, "skipped", skippedNames(skipped))
+		if ws, err = w.ReadFrom(meta.Index); err != nil {
+			return nil, fmt.Errorf("replica: reading the log after the snapshot at %d: %w", meta.Index, err)
+		}
 	}
 	// In place: the prepper holds this pointer.
 	*r.state = *st
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.lastZxid.Store(int64(meta.Index))
-	r.confState = m.ConfState
+	r.confState = ws.Snapshot.ConfState
 	r.cfg.Logger.Info("loaded snapshot", "index", meta.Index, "term", meta.Term,
 		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
-	return nil
+	return ws, nil
+}
+
+func skippedNames(sk []snap.Skipped) []string {
+	var names []string
+	for _, s := range sk {
+		if !errors.Is(s.Err, snap.ErrNotAccepted) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 // persist makes a Ready's snapshot, HardState and entries durable (with a
@@ -224,11 +247,35 @@ func (r *Replica) snapshotDone(res snapResult) error {
 	if err := r.disk.Compact(meta.Index); err != nil {
 		r.cfg.Logger.Warn("log compaction", "index", meta.Index, "err", err)
 	}
+	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
+	if r.cfg.PurgeInterval == 0 {
+		r.purge()
+	}
+	return nil
+}
+
+// purge removes all but the newest SnapRetain snapshots and the log
+// segments that only snapshots older than those need. Failures are
+// logged: the next purge tries again.
+func (r *Replica) purge() {
 	if err := snap.Purge(r.cfg.FS, r.cfg.SnapDir, r.cfg.SnapRetain); err != nil {
 		r.cfg.Logger.Warn("purging snapshots", "err", err)
+		return
 	}
-	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
-	return nil
+	kept, err := snap.List(r.cfg.FS, r.cfg.SnapDir)
+	if err != nil {
+		r.cfg.Logger.Warn("purging the log", "err", err)
+		return
+	}
+	// The oldest kept snapshot that can be read at all; a damaged one
+	// needs no log after it.
+	i := slices.IndexFunc(kept, func(in snap.Info) bool { return in.Err == nil })
+	if i < 0 {
+		return
+	}
+	if err := r.log.ReleaseTo(kept[i].Meta.Index); err != nil {
+		r.cfg.Logger.Warn("purging the log", "err", err)
+	}
 }
 
 // finishSnapshot waits for a snapshot still being written when the loop

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,11 +32,11 @@ type durable struct {
 
 // startDurable opens (or recovers) a replica on fs and runs it. The
 // replica is stopped when the test ends, if the test did not stop it.
-func startDurable(t *testing.T, fs vfs.FS, snapCount int) *durable {
+func startDurable(t *testing.T, fs vfs.FS, snapCount int, opts ...func(*Config)) *durable {
 	t.Helper()
 	d := &durable{events: make(chan Event, 4096), done: make(chan struct{})}
 	state := txn.NewState(tree.New())
-	r, err := New(Config{
+	cfg := Config{
 		Tick:      10 * time.Millisecond,
 		State:     state,
 		Prep:      txn.NewPrepper(state, txn.PrepConfig{}),
@@ -47,7 +48,11 @@ func startDurable(t *testing.T, fs vfs.FS, snapCount int) *durable {
 		SnapCount: snapCount,
 		// Small segments: MemFS copies a whole file on each sync.
 		SegmentSize: 64 << 10,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,5 +319,154 @@ func TestFuzzySnapshotReplaysToSameState(t *testing.T) {
 	d = startDurable(t, fs, 8)
 	if got := d.recovered(t); got != want {
 		t.Fatalf("after restart from the fuzzy snapshot %+v; acknowledged %+v", got, want)
+	}
+}
+
+// Ref: issue "Durability", recovery: load the newest snapshot whose CRC
+// verifies, falling back to an older one if the newest is damaged, then
+// replay the log after its label. The log keeps what the oldest retained
+// snapshot needs, so falling back loses nothing.
+func TestDamagedSnapshotFallsBackToAnOlderOne(t *testing.T) {
+	tests := []struct {
+		name    string
+		damage  int  // how many of the newest snapshots to damage
+		remove  bool // remove the files instead of flipping a byte
+		wantErr bool
+	}{
+		{"newest corrupt", 1, false, false},
+		{"two newest corrupt", 2, false, false},
+		{"newest missing", 1, true, false},
+		{"all corrupt", snap.MinRetain, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Three runs, each past snapCount: Stop waits for a snapshot
+			// being written, so each run leaves at least one.
+			fs := vfs.NewMem()
+			reqs := workload(30)
+			var d *durable
+			for i := range 3 {
+				d = startDurable(t, fs, 7)
+				d.write(t, reqs[i*len(reqs)/3:(i+1)*len(reqs)/3]...)
+				if i < 2 {
+					d.stop()
+				}
+			}
+			want := d.view()
+			d.stop()
+
+			snaps, err := snap.List(fs, snapDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snaps) != snap.MinRetain {
+				t.Fatalf("%d snapshots kept; want %d", len(snaps), snap.MinRetain)
+			}
+			for _, in := range snaps[len(snaps)-tc.damage:] {
+				if tc.remove {
+					if err := fs.Remove(snapDir + "/" + in.Name); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				flipByte(t, fs, snapDir+"/"+in.Name)
+			}
+
+			if tc.wantErr {
+				state := txn.NewState(tree.New())
+				_, err := New(Config{State: state, Prep: txn.NewPrepper(state, txn.PrepConfig{}),
+					FS: fs, Dir: logDir, SnapDir: snapDir})
+				if !errors.Is(err, snap.ErrNoValidSnapshot) {
+					t.Fatalf("New with every snapshot damaged: %v; want ErrNoValidSnapshot", err)
+				}
+				return
+			}
+			d = startDurable(t, fs, 7)
+			if got := d.recovered(t); got != want {
+				t.Fatalf("after restart %+v; acknowledged %+v", got, want)
+			}
+			// The next snapshots and restarts go on from there.
+			d.write(t, create("/after1"), create("/after2"))
+			want = d.view()
+			d.stop()
+			d = startDurable(t, fs, 7)
+			if got := d.recovered(t); got != want {
+				t.Fatalf("after second restart %+v; want %+v", got, want)
+			}
+		})
+	}
+}
+
+// flipByte damages a file in its middle.
+func flipByte(t *testing.T, fs vfs.FS, name string) {
+	t.Helper()
+	r, err := fs.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Ref: zoo.cfg autopurge.purgeInterval: with an interval set, old snapshots
+// are left until the purge task runs, which then keeps snapRetainCount of
+// them (and the log they need).
+func TestPurgeInterval(t *testing.T) {
+	fs := vfs.NewMem()
+	never := func(c *Config) { c.PurgeInterval = time.Hour }
+	reqs := workload(40)
+	for i := range 5 {
+		d := startDurable(t, fs, 7, never)
+		d.write(t, reqs[i*len(reqs)/5:(i+1)*len(reqs)/5]...)
+		d.stop()
+	}
+	snaps, err := snap.List(fs, snapDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) <= snap.MinRetain {
+		t.Fatalf("%d snapshots before the purge ran; want more than %d", len(snaps), snap.MinRetain)
+	}
+	want := snaps[len(snaps)-snap.MinRetain:]
+
+	d := startDurable(t, fs, 1000, func(c *Config) { c.PurgeInterval = 5 * time.Millisecond })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := snap.List(fs, snapDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == snap.MinRetain {
+			if got[0].Name != want[0].Name {
+				t.Fatalf("purge kept %v; want the newest %d", got, snap.MinRetain)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d snapshots 10s after start; the purge did not run", len(got))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d.recovered(t)
+	view := d.view()
+	d.stop()
+	d = startDurable(t, fs, 1000)
+	if got := d.recovered(t); got != view {
+		t.Fatalf("after purge and restart %+v; want %+v", got, view)
 	}
 }

@@ -28,6 +28,12 @@ func (r *Replica) Run() {
 	defer r.finishSnapshot() // before the log closes
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
+	var purgec <-chan time.Time
+	if r.disk != nil && r.cfg.PurgeInterval > 0 {
+		t := time.NewTicker(r.cfg.PurgeInterval)
+		defer t.Stop()
+		purgec = t.C
+	}
 	// Apply the bootstrap configuration (or, after a restart, replay the
 	// committed log) first: raft will not campaign with configuration
 	// changes pending. A one-voter group then need not wait out an
@@ -60,6 +66,8 @@ func (r *Replica) Run() {
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
+		case <-purgec:
+			r.purge()
 		case res := <-r.snapc:
 			if err := r.snapshotDone(res); err != nil {
 				r.fail(err)

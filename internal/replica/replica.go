@@ -102,11 +102,20 @@ type Config struct {
 	// SnapCount is how many applied entries separate snapshots (snapCount);
 	// 0 means DefaultSnapCount.
 	SnapCount int
-	// SnapRetain is how many snapshot files are kept; fewer than
-	// snap.MinRetain count as snap.MinRetain.
+	// SnapRetain is how many snapshot files are kept
+	// (autopurge.snapRetainCount), with the log recovery from the oldest
+	// of them needs; fewer than snap.MinRetain count as snap.MinRetain.
 	SnapRetain int
-	// SegmentSize is the WAL's segment preallocation; 0 is wal's default.
+	// PurgeInterval is how often old snapshots and log segments are
+	// removed (autopurge.purgeInterval). 0 purges after every snapshot:
+	// Apache would keep everything, but retention is bounded here (DESIGN
+	// decision 10).
+	PurgeInterval time.Duration
+	// SegmentSize is the WAL's segment preallocation (preAllocSize); 0
+	// is wal's default.
 	SegmentSize int64
+	// NoSync skips the log's fsyncs (forceSync=no); see wal.Options.
+	NoSync bool
 	// SnapCompression compresses snapshot files
 	// (snapshot.compression.method gz).
 	SnapCompression snap.Compression

@@ -98,6 +98,13 @@ type Config struct {
 	// SnapRetainCount is how many snapshots are kept
 	// (autopurge.snapRetainCount, at least 3).
 	SnapRetainCount int
+	// PurgeInterval is how often old snapshots and log are removed
+	// (autopurge.purgeInterval); 0 purges after every snapshot.
+	PurgeInterval time.Duration
+	// NoSync skips the log's fsyncs (forceSync=no).
+	NoSync bool
+	// PreAllocSize is the log segments' size (preAllocSize); 0 is 64 MiB.
+	PreAllocSize int64
 	// SnapCompression compresses snapshots (snapshot.compression.method).
 	SnapCompression snap.Compression
 	// FS is the file system of the data directories; nil is the OS's.
@@ -221,6 +228,9 @@ func New(cfg Config) (*Server, error) {
 		FS:              cfg.FS,
 		SnapCount:       cfg.SnapCount,
 		SnapRetain:      cfg.SnapRetainCount,
+		PurgeInterval:   cfg.PurgeInterval,
+		NoSync:          cfg.NoSync,
+		SegmentSize:     cfg.PreAllocSize,
 		SnapCompression: cfg.SnapCompression,
 	}
 	if cfg.DataLogDir != "" {

@@ -41,16 +41,20 @@ type Record struct {
 	Entry     *raftpb.Entry
 	HardState *raftpb.HardState
 	Snapshot  *raftpb.SnapshotMetadata
+	// Received marks a Snapshot received from a leader.
+	Received bool
 }
 
-// Kind names the record's type: "entry", "hard-state" or
-// "snapshot-marker".
+// Kind names the record's type: "entry", "hard-state",
+// "snapshot-marker" or "received-snapshot-marker".
 func (r *Record) Kind() string {
 	switch {
 	case r.Entry != nil:
 		return typeEntry.String()
 	case r.HardState != nil:
 		return typeHardState.String()
+	case r.Received:
+		return typeReceivedSnap.String()
 	default:
 		return typeSnapshotMark.String()
 	}
@@ -131,7 +135,8 @@ func decodeForScan(rec record) (Record, error) {
 		if err := out.HardState.Unmarshal(rec.payload); err != nil {
 			return out, fmt.Errorf("decode hard state: %w", err)
 		}
-	case typeSnapshotMark:
+	case typeSnapshotMark, typeReceivedSnap:
+		out.Received = rec.typ == typeReceivedSnap
 		out.Snapshot = new(raftpb.SnapshotMetadata)
 		if err := out.Snapshot.Unmarshal(rec.payload); err != nil {
 			return out, fmt.Errorf("decode snapshot marker: %w", err)

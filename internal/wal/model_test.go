@@ -3,6 +3,8 @@ package wal
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -17,6 +19,55 @@ type model struct {
 	snap raftpb.SnapshotMetadata
 	ents []raftpb.Entry // after snap, contiguous
 	term uint64
+	// For recovery from older snapshots: the entries since the log began
+	// or a leader's snapshot replaced it, the snapshot markers of that
+	// log, and the point released up to.
+	all      []raftpb.Entry
+	markers  []raftpb.SnapshotMetadata
+	released uint64
+}
+
+// appendAll records a save of ents in all.
+func (m *model) appendAll(ents []raftpb.Entry) {
+	if len(m.all) > 0 {
+		m.all = m.all[:ents[0].Index-m.all[0].Index]
+	}
+	m.all = append(m.all, ents...)
+}
+
+// check compares a recovery with the model. Which older markers survive
+// depends on where segments were cut, so Markers is checked as bounds:
+// every marker since the release point is there, nothing the log never
+// held, the newest last; and ReadFrom of each gives the log after it.
+func (m *model) check(t *testing.T, w *WAL, st *State) {
+	t.Helper()
+	want := m.state()
+	want.Markers = st.Markers
+	checkState(t, st, want)
+	for _, mk := range m.markers {
+		if mk.Index >= m.released && !slices.ContainsFunc(st.Markers, func(g raftpb.SnapshotMetadata) bool { return g.Index == mk.Index }) {
+			t.Fatalf("marker %d (released to %d) missing from %v", mk.Index, m.released, markerIndexes(st.Markers))
+		}
+	}
+	if n := len(st.Markers); m.snap.Index > 0 && (n == 0 || !reflect.DeepEqual(st.Markers[n-1], m.snap)) {
+		t.Fatalf("markers %v do not end with the snapshot at %d", markerIndexes(st.Markers), m.snap.Index)
+	}
+	for _, g := range st.Markers {
+		if !slices.ContainsFunc(m.markers, func(mk raftpb.SnapshotMetadata) bool { return reflect.DeepEqual(mk, g) }) {
+			t.Fatalf("marker %+v was never saved in this log", g)
+		}
+		older, err := w.ReadFrom(g.Index)
+		if err != nil {
+			t.Fatalf("ReadFrom(%d): %v", g.Index, err)
+		}
+		want := State{HardState: m.hs, Snapshot: g, Markers: older.Markers}
+		for _, e := range m.all {
+			if e.Index > g.Index {
+				want.Entries = append(want.Entries, e)
+			}
+		}
+		checkState(t, older, want)
+	}
 }
 
 func (m *model) last() uint64 {
@@ -68,6 +119,7 @@ func TestModel(t *testing.T) {
 						t.Fatal(err)
 					}
 					m.ents = append(m.ents[:lo-m.snap.Index-1], ents...)
+					m.appendAll(ents)
 					if hs != (raftpb.HardState{}) {
 						m.hs = hs
 					}
@@ -80,6 +132,7 @@ func TestModel(t *testing.T) {
 					}
 					m.ents = append([]raftpb.Entry(nil), m.ents[e.Index-m.snap.Index:]...)
 					m.snap = meta
+					m.markers = append(m.markers, meta)
 				case op < 13: // snapshot received from a leader
 					m.term++
 					// Anywhere from inside the log to past its end; its new
@@ -89,10 +142,11 @@ func TestModel(t *testing.T) {
 						continue
 					}
 					trace = append(trace, fmt.Sprintf("recv-snap %d", meta.Index))
-					if err := w.SaveSnapshotMarker(meta); err != nil {
+					if err := w.SaveReceivedSnapshotMarker(meta); err != nil {
 						t.Fatal(err)
 					}
 					m.snap, m.ents = meta, nil
+					m.all, m.markers = nil, []raftpb.SnapshotMetadata{meta}
 				case op < 16:
 					idx := m.snap.Index // the usual case: release what the snapshot covers
 					if rng.IntN(2) == 0 {
@@ -102,6 +156,7 @@ func TestModel(t *testing.T) {
 					if err := w.ReleaseTo(idx); err != nil {
 						t.Fatal(err)
 					}
+					m.released = max(m.released, min(idx, m.snap.Index))
 				default: // reopen, after a crash half of the time
 					w.Close()
 					fs := mem
@@ -115,21 +170,16 @@ func TestModel(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkState(t, st, m.state())
+					m.check(t, w, st)
 				}
 			}
 			w.Close()
-			reopen2(t, mem, opts, m.state())
+			w, st, err := Open(mem, testDir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			m.check(t, w, st)
 		})
 	}
-}
-
-func reopen2(t *testing.T, fs vfs.FS, opts Options, want State) {
-	t.Helper()
-	w, st, err := Open(fs, testDir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	checkState(t, st, want)
 }

@@ -15,8 +15,9 @@ const (
 	typeInvalid      recordType = 0 // never written: what zeroed space reads as
 	typeEntry        recordType = 1
 	typeHardState    recordType = 2
-	typeSnapshotMark recordType = 3
-	maxRecordType               = typeSnapshotMark
+	typeSnapshotMark recordType = 3 // a snapshot this server took
+	typeReceivedSnap recordType = 4 // a leader's snapshot: replaces the log
+	maxRecordType               = typeReceivedSnap
 )
 
 func (t recordType) String() string {
@@ -27,6 +28,8 @@ func (t recordType) String() string {
 		return "hard-state"
 	case typeSnapshotMark:
 		return "snapshot-marker"
+	case typeReceivedSnap:
+		return "received-snapshot-marker"
 	}
 	return fmt.Sprintf("type(%d)", byte(t))
 }

@@ -1,14 +1,27 @@
 package wal
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// replay rebuilds State from records in log order.
+// replay rebuilds State from records in log order. By default it keeps the
+// entries after the newest snapshot marker; with fixed set it keeps those
+// after keepFrom instead (ReadFrom, to recover from an older snapshot).
 type replay struct {
-	state State
+	state    State
+	fixed    bool
+	keepFrom uint64
+	// markers are the snapshot markers of this log, oldest first: reset
+	// when a leader's snapshot replaces the log.
+	markers []raftpb.SnapshotMetadata
+	// base is the lowest entry index seen since the log last began (a
+	// fresh log or a leader's snapshot); 0 if none. A marker below base-1
+	// has lost entries after it and cannot be recovered from.
+	base uint64
 }
 
 func (r *replay) apply(rec record) error {
@@ -25,23 +38,35 @@ func (r *replay) apply(rec record) error {
 			return fmt.Errorf("decode hard state: %w", err)
 		}
 		r.state.HardState = hs
-	case typeSnapshotMark:
+	case typeSnapshotMark, typeReceivedSnap:
 		var m raftpb.SnapshotMetadata
 		if err := m.Unmarshal(rec.payload); err != nil {
 			return fmt.Errorf("decode snapshot marker: %w", err)
 		}
-		r.snapshot(m)
+		r.snapshot(m, rec.typ == typeReceivedSnap)
 	default:
 		return fmt.Errorf("unexpected record type %v", rec.typ)
 	}
 	return nil
 }
 
+// cutoff is the index up to which entries are not kept. A fixed replay
+// keeps the entry at keepFrom until finish, to check markers against.
+func (r *replay) cutoff() uint64 {
+	if r.fixed {
+		return max(r.keepFrom, 1) - 1
+	}
+	return r.state.Snapshot.Index
+}
+
 // entry appends e, replacing any entries at or after its index (raft's
 // truncation of a conflicting suffix).
 func (r *replay) entry(e raftpb.Entry) error {
+	if r.base == 0 || e.Index < r.base {
+		r.base = e.Index
+	}
 	ents := r.state.Entries
-	if e.Index <= r.state.Snapshot.Index {
+	if e.Index <= r.cutoff() {
 		return nil // covered by the snapshot
 	}
 	if len(ents) == 0 {
@@ -62,33 +87,71 @@ func (r *replay) entry(e raftpb.Entry) error {
 	return nil
 }
 
-// snapshot applies a snapshot marker. A snapshot of this log (the entry at
-// its index has its term) drops the entries it covers and keeps the rest, as
-// raft's MemoryStorage.Compact does. A snapshot received from a leader whose
-// log differs replaces the whole log, as MemoryStorage.ApplySnapshot does:
-// keeping entries that conflict with it would break raft's log matching.
-func (r *replay) snapshot(m raftpb.SnapshotMetadata) {
-	if m.Index < r.state.Snapshot.Index {
+// snapshot applies a snapshot marker. A snapshot of this log drops the
+// entries it covers and keeps the rest, as raft's MemoryStorage.Compact
+// does. A snapshot received from a leader replaces the whole log, as
+// MemoryStorage.ApplySnapshot does (entries that conflict with it would
+// break raft's log matching), and ends the old log's snapshots as ones to
+// recover from. A marker no newer than the newest is a segment header repeating it.
+func (r *replay) snapshot(m raftpb.SnapshotMetadata, received bool) {
+	if m.Index <= r.state.Snapshot.Index {
+		r.addMarker(m)
 		return
+	}
+	ents := r.state.Entries
+	switch {
+	case received:
+		// Whatever the log held, raft drops it (MemoryStorage.ApplySnapshot).
+		r.state.Entries, r.markers, r.base = nil, nil, 0
+	case len(ents) == 0 || ents[0].Index > m.Index:
+		// Nothing to check it against; finish reports a gap if one remains.
+	case ents[len(ents)-1].Index < m.Index || ents[m.Index-ents[0].Index].Term != m.Term:
+		// Written as a local marker by a version without received markers.
+		r.state.Entries, r.markers, r.base = nil, nil, 0
+	case !r.fixed:
+		r.state.Entries = append([]raftpb.Entry(nil), ents[m.Index+1-ents[0].Index:]...)
 	}
 	r.state.Snapshot = m
-	ents := r.state.Entries
-	if len(ents) == 0 || ents[0].Index > m.Index {
-		return // nothing covered; finish reports a gap if one remains
-	}
-	last := ents[len(ents)-1].Index
-	if last <= m.Index || ents[m.Index-ents[0].Index].Term != m.Term {
-		r.state.Entries = nil
-		return
-	}
-	r.state.Entries = append([]raftpb.Entry(nil), ents[m.Index+1-ents[0].Index:]...)
+	r.addMarker(m)
 }
 
-// finish checks that the entries follow the snapshot with no gap.
+// addMarker adds m to markers, in index order, once.
+func (r *replay) addMarker(m raftpb.SnapshotMetadata) {
+	if m.Index == 0 {
+		return // the empty marker of a log without snapshots
+	}
+	i, found := slices.BinarySearchFunc(r.markers, m.Index, func(a raftpb.SnapshotMetadata, idx uint64) int {
+		return cmp.Compare(a.Index, idx)
+	})
+	if !found {
+		r.markers = slices.Insert(r.markers, i, m)
+	}
+}
+
+// finish checks that the entries follow the snapshot (or keepFrom) with no
+// gap and lists the markers recovery may use.
 func (r *replay) finish() error {
 	ents := r.state.Entries
-	if len(ents) > 0 && ents[0].Index != r.state.Snapshot.Index+1 {
-		return fmt.Errorf("%w: entries start at %d but the snapshot is at %d", ErrCorrupt, ents[0].Index, r.state.Snapshot.Index)
+	if r.fixed && len(ents) > 0 && ents[0].Index == r.keepFrom {
+		ents = ents[1:]
+		r.state.Entries = ents
+	}
+	from := r.state.Snapshot.Index
+	if r.fixed {
+		from = r.keepFrom
+	}
+	if len(ents) > 0 && ents[0].Index != from+1 {
+		return fmt.Errorf("%w: entries start at %d but the snapshot is at %d", ErrCorrupt, ents[0].Index, from)
+	}
+	base := r.base
+	if base == 0 {
+		base = r.state.Snapshot.Index + 1
+	}
+	r.state.Markers = nil
+	for _, m := range r.markers {
+		if m.Index+1 >= base {
+			r.state.Markers = append(r.state.Markers, m)
+		}
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (s *Storage) ApplySnapshot(snap raftpb.Snapshot) error {
 	if snap.Metadata.Index <= cur.Metadata.Index {
 		return raft.ErrSnapOutOfDate
 	}
-	if err := s.w.SaveSnapshotMarker(snap.Metadata); err != nil {
+	if err := s.w.SaveReceivedSnapshotMarker(snap.Metadata); err != nil {
 		return err
 	}
 	return s.ms.ApplySnapshot(snap)
@@ -124,10 +124,10 @@ func (s *Storage) CreateSnapshot(i uint64, cs raftpb.ConfState, data []byte) (ra
 	return s.ms.CreateSnapshot(i, &cs, data)
 }
 
-// Compact drops entries up to index from memory and releases the WAL
-// segments that hold only such entries. index must not pass the latest
-// snapshot (the WAL keeps what no snapshot covers). Keeping some entries
-// behind the snapshot lets slow followers catch up without a snapshot.
+// Compact drops entries up to index from memory. index must not pass the
+// latest snapshot. The files are released separately (WAL.ReleaseTo), as
+// far as the oldest snapshot recovery may still fall back to: keeping
+// entries behind the snapshot on disk costs no memory.
 func (s *Storage) Compact(index uint64) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -138,8 +138,5 @@ func (s *Storage) Compact(index uint64) error {
 	if index > snap.Metadata.Index {
 		return fmt.Errorf("wal: compact to %d past the snapshot at %d: %w", index, snap.Metadata.Index, raft.ErrUnavailable)
 	}
-	if err := s.ms.Compact(index); err != nil {
-		return err
-	}
-	return s.w.ReleaseTo(index)
+	return s.ms.Compact(index)
 }

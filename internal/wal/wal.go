@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,6 +60,10 @@ type Options struct {
 	SegmentSize int64
 	// Logger gets torn-tail cuts and purges. nil discards.
 	Logger *slog.Logger
+	// NoSync skips the fsync of appended records (zoo.cfg forceSync=no):
+	// a machine failure, not only a process crash, may then lose
+	// acknowledged records. Segment cuts and removals are still synced.
+	NoSync bool
 }
 
 func (o *Options) ensureDefaults() {
@@ -76,6 +81,11 @@ type State struct {
 	HardState raftpb.HardState
 	Snapshot  raftpb.SnapshotMetadata
 	Entries   []raftpb.Entry
+	// Markers are the snapshots recovery may start from, oldest first:
+	// every marker the log still holds the entries after, Snapshot last.
+	// Should the newest snapshot's file be damaged, ReadFrom gives the
+	// entries after an older one.
+	Markers []raftpb.SnapshotMetadata
 }
 
 // LastIndex is the index of the last entry, or the snapshot's index.
@@ -123,6 +133,7 @@ type WAL struct {
 	// What the next segment's header repeats, and what ReleaseTo may drop.
 	hs        raftpb.HardState
 	snap      raftpb.SnapshotMetadata
+	markers   []raftpb.SnapshotMetadata // retained, oldest first; snap last
 	lastIndex uint64
 }
 
@@ -140,20 +151,21 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 		return nil, nil, err
 	}
 	st := &replay{}
-	headerOnly := false // the last segment holds nothing but its header
+	headerOnly := false // the last segment holds no entries
 	for i, s := range segs {
-		n, torn, err := w.recoverSegment(s, i == len(segs)-1, st)
+		ents, torn, err := w.recoverSegment(s, i == len(segs)-1, st)
 		if err != nil {
 			return nil, nil, err
 		}
 		// A segment whose torn tail was cut is kept, with its .broken file.
-		headerOnly = n <= segmentHeaderRecords && !torn
+		headerOnly = ents == 0 && !torn
 	}
 	if err := st.finish(); err != nil {
 		return nil, nil, err
 	}
 	w.segs = segs
 	w.hs, w.snap, w.lastIndex = st.state.HardState, st.state.Snapshot, st.state.LastIndex()
+	w.markers = slices.Clone(st.state.Markers)
 	next := segment{first: w.lastIndex + 1}
 	if n := len(segs); n > 0 {
 		next.seq = segs[n-1].seq + 1
@@ -161,6 +173,7 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 			// Nothing was logged since the last Open: replace that segment
 			// (the rename is atomic) rather than add one per restart, so a
 			// crash loop does not fill the disk with preallocated segments.
+			// The new header repeats its markers and HardState.
 			next.seq = segs[n-1].seq
 			w.segs = segs[:n-1]
 		}
@@ -202,12 +215,9 @@ func (w *WAL) listSegments() ([]segment, error) {
 
 func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
 
-// segmentHeaderRecords is the number of records a segment starts with.
-const segmentHeaderRecords = 2
-
 // recoverSegment replays one segment into st, cutting a torn tail if it is
-// the last one. It returns the number of good records and whether a torn
-// tail was cut.
+// the last one. It returns the number of entries it holds and whether a
+// torn tail was cut.
 func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int, bool, error) {
 	name := w.path(s.name())
 	data, err := w.readFile(name)
@@ -218,9 +228,13 @@ func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int, bool, error
 	if r.bad != nil && (r.corrupt || !last) {
 		return 0, false, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
 	}
+	ents := 0
 	for _, rec := range r.records {
 		if err := st.apply(rec); err != nil {
 			return 0, false, &CorruptionError{File: name, Offset: rec.off, Reason: err}
+		}
+		if rec.typ == typeEntry {
+			ents++
 		}
 	}
 	if r.bad != nil {
@@ -228,7 +242,45 @@ func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int, bool, error
 			return 0, false, err
 		}
 	}
-	return len(r.records), r.bad != nil, nil
+	return ents, r.bad != nil, nil
+}
+
+// ReadFrom recovers the log again, keeping the entries after index, which
+// must be one of State.Markers: the State of a recovery from that older
+// snapshot, for when the newest snapshot's file is damaged. It reads every
+// segment; call it before the first Save.
+func (w *WAL) ReadFrom(index uint64) (*State, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
+	st := &replay{fixed: true, keepFrom: index}
+	for _, s := range w.segs {
+		name := w.path(s.name())
+		data, err := w.readFile(name)
+		if err != nil {
+			return nil, err
+		}
+		r := scan(data)
+		if r.bad != nil {
+			return nil, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
+		}
+		for _, rec := range r.records {
+			if err := st.apply(rec); err != nil {
+				return nil, &CorruptionError{File: name, Offset: rec.off, Reason: err}
+			}
+		}
+	}
+	if err := st.finish(); err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(st.state.Markers, func(m raftpb.SnapshotMetadata) bool { return m.Index == index })
+	if i < 0 {
+		return nil, fmt.Errorf("wal: no snapshot marker at %d to recover from", index)
+	}
+	st.state.Snapshot = st.state.Markers[i]
+	return &st.state, nil
 }
 
 func (w *WAL) readFile(name string) ([]byte, error) {
@@ -307,7 +359,14 @@ func (w *WAL) cut(s segment) error {
 		return err
 	}
 	w.buf = w.buf[:0]
-	w.buf = appendProtoRecord(w.buf, typeSnapshotMark, &w.snap)
+	// Every retained marker, so that releasing the segment a marker was
+	// written in never loses a snapshot recovery may fall back to.
+	for i := range w.markers {
+		w.buf = appendProtoRecord(w.buf, typeSnapshotMark, &w.markers[i])
+	}
+	if len(w.markers) == 0 {
+		w.buf = appendProtoRecord(w.buf, typeSnapshotMark, &w.snap)
+	}
 	w.buf = appendProtoRecord(w.buf, typeHardState, &w.hs)
 	err = vfs.Preallocate(f, w.opts.SegmentSize)
 	if err == nil {
@@ -409,26 +468,44 @@ func (w *WAL) checkOrder(ents []raftpb.Entry) error {
 
 func isEmptyHardState(hs raftpb.HardState) bool { return hs == raftpb.HardState{} }
 
-// SaveSnapshotMarker records, durably, that a snapshot at meta exists. Call
-// it after the snapshot file is fsynced (the marker is the commit point) and
-// before ReleaseTo. On replay, entries up to meta.Index are dropped and the
-// later ones kept.
+// SaveSnapshotMarker records, durably, that a snapshot this server took at
+// meta exists. Call it after the snapshot file is fsynced (the marker is
+// the commit point) and before ReleaseTo. On replay, entries up to
+// meta.Index are dropped and the later ones kept.
 func (w *WAL) SaveSnapshotMarker(meta raftpb.SnapshotMetadata) error {
+	return w.saveMarker(meta, false)
+}
+
+// SaveReceivedSnapshotMarker records a snapshot received from a leader,
+// its file already fsynced. It replaces the log, and the snapshots of the
+// old log are no longer ones to recover from.
+func (w *WAL) SaveReceivedSnapshotMarker(meta raftpb.SnapshotMetadata) error {
+	return w.saveMarker(meta, true)
+}
+
+func (w *WAL) saveMarker(meta raftpb.SnapshotMetadata, received bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
-	w.buf = appendProtoRecord(w.buf[:0], typeSnapshotMark, &meta)
+	typ := typeSnapshotMark
+	if received {
+		typ = typeReceivedSnap
+	}
+	w.buf = appendProtoRecord(w.buf[:0], typ, &meta)
 	if err := w.append(); err != nil {
 		return err
 	}
-	if meta.Index > w.snap.Index {
-		w.snap = meta
+	if meta.Index <= w.snap.Index {
+		return nil
 	}
-	if meta.Index > w.lastIndex {
-		w.lastIndex = meta.Index
+	if received || meta.Index > w.lastIndex {
+		w.markers = w.markers[:0]
 	}
+	w.snap = meta
+	w.markers = append(w.markers, meta)
+	w.lastIndex = max(w.lastIndex, meta.Index)
 	return nil
 }
 
@@ -450,6 +527,9 @@ func (w *WAL) append() error {
 		return w.fail(fmt.Errorf("wal: write: %w", err))
 	}
 	w.off += int64(len(buf))
+	if w.opts.NoSync {
+		return nil
+	}
 	if err := w.f.Sync(); err != nil {
 		return w.fail(fmt.Errorf("wal: sync: %w", err))
 	}
@@ -469,9 +549,11 @@ func (w *WAL) Err() error {
 }
 
 // ReleaseTo removes the oldest segments whose entries all have index <=
-// index, keeping the active one. index is capped at the newest snapshot
-// marker, since entries not covered by a snapshot are still needed. A
-// failed removal is returned but does not break the WAL.
+// index, keeping the active one, and forgets the markers of snapshots
+// before index: index is the oldest snapshot that recovery may still start
+// from. It is capped at the newest snapshot marker, since entries not
+// covered by a snapshot are still needed. A failed removal is returned but
+// does not break the WAL.
 func (w *WAL) ReleaseTo(index uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -479,6 +561,7 @@ func (w *WAL) ReleaseTo(index uint64) error {
 		return ErrClosed
 	}
 	index = min(index, w.snap.Index)
+	w.markers = slices.DeleteFunc(w.markers, func(m raftpb.SnapshotMetadata) bool { return m.Index < index })
 	for len(w.segs) > 1 && w.segs[1].first <= index+1 {
 		name := w.path(w.segs[0].name())
 		if err := w.fs.Remove(name); err != nil {

@@ -63,9 +63,18 @@ func checkState(t *testing.T, got *State, want State) {
 		want.Entries = nil
 	}
 	if !reflect.DeepEqual(*got, want) {
-		t.Fatalf("recovered state:\n got hs=%+v snap=%+v ents=%s\nwant hs=%+v snap=%+v ents=%s",
-			got.HardState, got.Snapshot, describe(got.Entries), want.HardState, want.Snapshot, describe(want.Entries))
+		t.Fatalf("recovered state:\n got hs=%+v snap=%+v ents=%s markers=%v\nwant hs=%+v snap=%+v ents=%s markers=%v",
+			got.HardState, got.Snapshot, describe(got.Entries), markerIndexes(got.Markers),
+			want.HardState, want.Snapshot, describe(want.Entries), markerIndexes(want.Markers))
 	}
+}
+
+func markerIndexes(ms []raftpb.SnapshotMetadata) []uint64 {
+	var idx []uint64
+	for _, m := range ms {
+		idx = append(idx, m.Index)
+	}
+	return idx
 }
 
 func describe(ents []raftpb.Entry) string {
@@ -158,18 +167,21 @@ func TestGapIsCorruption(t *testing.T) {
 func TestSnapshotMarker(t *testing.T) {
 	cs := raftpb.ConfState{Voters: []uint64{1, 2, 3}}
 	tests := []struct {
-		name   string
-		marker raftpb.SnapshotMetadata
-		after  []raftpb.Entry
-		want   []raftpb.Entry
+		name     string
+		marker   raftpb.SnapshotMetadata
+		received bool
+		after    []raftpb.Entry
+		want     []raftpb.Entry
 	}{
 		// Ref: raft paper §7 (log compaction keeps the entries after the snapshot).
-		{"local snapshot keeps later entries", raftpb.SnapshotMetadata{Index: 6, Term: 1, ConfState: cs}, nil, mkEnts(7, 10, 1)},
-		{"snapshot at last index", raftpb.SnapshotMetadata{Index: 10, Term: 1, ConfState: cs}, nil, nil},
-		{"received snapshot replaces the log", raftpb.SnapshotMetadata{Index: 6, Term: 2, ConfState: cs}, nil, nil},
-		{"received snapshot, then entries", raftpb.SnapshotMetadata{Index: 6, Term: 2, ConfState: cs},
+		{"local snapshot keeps later entries", raftpb.SnapshotMetadata{Index: 6, Term: 1, ConfState: cs}, false, nil, mkEnts(7, 10, 1)},
+		{"snapshot at last index", raftpb.SnapshotMetadata{Index: 10, Term: 1, ConfState: cs}, false, nil, nil},
+		// Ref: raft paper §7 (InstallSnapshot: discard the entire log).
+		{"received snapshot replaces the log", raftpb.SnapshotMetadata{Index: 6, Term: 2, ConfState: cs}, true, nil, nil},
+		{"received snapshot matching the log", raftpb.SnapshotMetadata{Index: 6, Term: 1, ConfState: cs}, true, nil, nil},
+		{"received snapshot, then entries", raftpb.SnapshotMetadata{Index: 6, Term: 2, ConfState: cs}, true,
 			mkEnts(7, 8, 2), mkEnts(7, 8, 2)},
-		{"received snapshot beyond the log", raftpb.SnapshotMetadata{Index: 50, Term: 2, ConfState: cs},
+		{"received snapshot beyond the log", raftpb.SnapshotMetadata{Index: 50, Term: 2, ConfState: cs}, true,
 			mkEnts(51, 52, 2), mkEnts(51, 52, 2)},
 	}
 	for _, tc := range tests {
@@ -177,13 +189,17 @@ func TestSnapshotMarker(t *testing.T) {
 			fs := vfs.NewMem()
 			w, _ := mustOpen(t, fs, testOpts)
 			mustSave(t, w, raftpb.HardState{Term: 1, Commit: 5}, mkEnts(1, 10, 1))
-			if err := w.SaveSnapshotMarker(tc.marker); err != nil {
+			save := w.SaveSnapshotMarker
+			if tc.received {
+				save = w.SaveReceivedSnapshotMarker
+			}
+			if err := save(tc.marker); err != nil {
 				t.Fatal(err)
 			}
 			hs := raftpb.HardState{Term: 2, Commit: tc.marker.Index}
 			mustSave(t, w, hs, tc.after)
 			w.Close()
-			reopen(t, fs, State{HardState: hs, Snapshot: tc.marker, Entries: tc.want})
+			reopen(t, fs, State{HardState: hs, Snapshot: tc.marker, Entries: tc.want, Markers: []raftpb.SnapshotMetadata{tc.marker}})
 		})
 	}
 }
@@ -229,7 +245,7 @@ func TestSegmentsAndRelease(t *testing.T) {
 		}
 	}
 	w.Close()
-	reopen(t, fs.CrashClone(), State{HardState: hs, Snapshot: snap, Entries: mkEnts(501, 1000, 1)})
+	reopen(t, fs.CrashClone(), State{HardState: hs, Snapshot: snap, Entries: mkEnts(501, 1000, 1), Markers: []raftpb.SnapshotMetadata{snap}})
 }
 
 func mustSeq(t *testing.T, name string) uint64 {
@@ -567,5 +583,35 @@ func TestCrash(t *testing.T) {
 	w2.Close()
 	if st.LastIndex() != 8 {
 		t.Fatalf("no crash: last index %d, want the 8 written", st.LastIndex())
+	}
+}
+
+// forceSync=no: appends are written but not fsynced (a process crash loses
+// nothing, the page cache has them); cutting a segment still syncs.
+func TestNoSyncSkipsAppendFsyncs(t *testing.T) {
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("NoSync=", noSync), func(t *testing.T) {
+			mem := vfs.NewMem()
+			var syncs atomic.Int64
+			fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+				if op.Kind == errorfs.OpFileSync {
+					syncs.Add(1)
+				}
+				return nil
+			}))
+			opts := testOpts
+			opts.NoSync = noSync
+			w, _ := mustOpen(t, fs, opts)
+			before := syncs.Load()
+			for i := uint64(1); i <= 10; i++ {
+				mustSave(t, w, raftpb.HardState{Term: 1, Commit: i}, mkEnts(i, i, 1))
+			}
+			got := syncs.Load() - before
+			w.Close()
+			if want := int64(10); noSync && got != 0 || !noSync && got != want {
+				t.Fatalf("%d fsyncs for 10 saves with NoSync=%v", got, noSync)
+			}
+			reopen(t, mem, State{HardState: raftpb.HardState{Term: 1, Commit: 10}, Entries: mkEnts(1, 10, 1)})
+		})
 	}
 }
