@@ -77,6 +77,7 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 	// In place: the prepper holds this pointer.
 	*r.state = *st
 	r.applied, r.appliedTerm = meta.Index, meta.Term
+	r.compacted = meta.Index
 	r.lastZxid.Store(int64(meta.Index))
 	r.confState = ws.Snapshot.ConfState
 	r.cfg.Logger.Info("loaded snapshot", "index", meta.Index, "term", meta.Term,
@@ -244,8 +245,14 @@ func (r *Replica) snapshotDone(res snapResult) error {
 	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); err != nil {
 		return fmt.Errorf("replica: snapshot marker at %d: %w", meta.Index, err)
 	}
-	if err := r.disk.Compact(meta.Index); err != nil {
-		r.cfg.Logger.Warn("log compaction", "index", meta.Index, "err", err)
+	// Keep some entries behind the snapshot in memory, for followers
+	// that lag a little: sending them a snapshot costs far more.
+	if to := meta.Index - min(meta.Index, keepEntries); to > r.compacted {
+		if err := r.disk.Compact(to); err != nil {
+			r.cfg.Logger.Warn("log compaction", "index", to, "err", err)
+		} else {
+			r.compacted = to
+		}
 	}
 	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
 	if r.cfg.PurgeInterval == 0 {

@@ -37,13 +37,16 @@ func (r *Replica) Run() {
 	// Apply the bootstrap configuration (or, after a restart, replay the
 	// committed log) first: raft will not campaign with configuration
 	// changes pending. A one-voter group then need not wait out an
-	// election timeout.
+	// election timeout; in a larger one, a member that has just started
+	// waits for the leader's heartbeat or its own election timeout.
 	if err := r.processReady(); err != nil {
 		r.fail(err)
 		return
 	}
-	if err := r.rn.Campaign(); err != nil {
-		r.cfg.Logger.Error("raft campaign", "err", err)
+	if len(r.confState.Voters) <= 1 {
+		if err := r.rn.Campaign(); err != nil {
+			r.cfg.Logger.Error("raft campaign", "err", err)
+		}
 	}
 	for {
 		if err := r.processReady(); err != nil {
@@ -66,6 +69,17 @@ func (r *Replica) Run() {
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
+		case in := <-r.recvc:
+			r.receive(in)
+			for i := 0; i < maxBatch; i++ {
+				select {
+				case in := <-r.recvc:
+					r.receive(in)
+					continue
+				default:
+				}
+				break
+			}
 		case <-purgec:
 			r.purge()
 		case res := <-r.snapc:
@@ -93,37 +107,156 @@ func (r *Replica) drain() {
 	}
 }
 
-// propose preps and proposes the waiting requests, if this replica may
+// propose preps and proposes the waiting requests if this replica may
 // prep: it leads and has applied an entry of its own term, hence its whole
-// log (DESIGN decision 5).
+// log (DESIGN decision 5). A follower forwards its own requests to the
+// leader instead; with no leader they wait.
 func (r *Replica) propose() {
 	st := r.rn.BasicStatus()
+	r.observeLeader(st.Lead, st.Term)
 	ready := st.RaftState == raft.StateLeader && r.appliedTerm == st.Term
 	r.leader.Store(ready)
-	if !ready || len(r.waiting) == 0 {
+	switch {
+	case len(r.waiting) == 0:
+		return
+	case ready:
+		r.prepAll()
+	case st.Lead != raft.None && st.Lead != r.cfg.ID:
+		r.forwardAll(st.Lead)
+	}
+}
+
+// observeLeader notices a change of leader. Whatever this server had in
+// flight with the old one may or may not commit: every such request fails
+// (its client sees ConnectionLoss, which means just that), and prep starts
+// afresh (DESIGN decision 5).
+func (r *Replica) observeLeader(lead, term uint64) {
+	r.term.Store(term)
+	if lead == r.lastLead {
 		return
 	}
+	r.cfg.Logger.Info("leader changed", "from", r.lastLead, "to", lead, "term", term)
+	prev := r.lastLead
+	r.lastLead = lead
+	r.leadID.Store(lead)
+	if prev != raft.None {
+		r.dropAll()
+	}
+}
+
+// prepAll preps and proposes every waiting request, as the leader.
+func (r *Replica) prepAll() {
 	for i, p := range r.waiting {
 		if p.req.Op == jute.OpSync {
-			r.syncID++
-			r.syncs = append(r.syncs, syncWait{tag: p.tag, id: r.syncID, afterSeq: r.seq})
-			r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.syncID))
+			r.startSync(p.tag)
 			continue
 		}
 		p.req.Time = r.cfg.Now()
 		t := r.cfg.Prep.Prep(p.req)
-		r.seq++
-		data := t.AppendMarshal(newEnvelope(r.cfg.ID, r.seq, txnSize(p.req.Record)))
+		origin, seq := p.origin, p.oseq
+		if origin == 0 {
+			r.seq++
+			origin, seq = r.cfg.ID, r.seq
+		}
+		data := t.AppendMarshal(newEnvelope(origin, seq, txnSize(p.req.Record)))
 		if err := r.rn.Propose(data); err != nil {
 			r.cfg.Logger.Warn("proposal dropped", "err", err)
 			r.waiting = r.waiting[i:]
 			r.dropAll()
 			return
 		}
-		r.inflight[r.seq] = inflight{tag: p.tag, txn: t}
+		if p.origin == 0 {
+			r.inflight[seq] = inflight{tag: p.tag}
+		}
+		r.proposed = append(r.proposed, prepped{origin: origin, seq: seq, txn: t})
 	}
 	clear(r.waiting)
 	r.waiting = r.waiting[:0]
+}
+
+// forwardAll sends this server's waiting requests to the leader, which
+// preps them; the txn's envelope brings the sequence number back. Requests
+// other servers forwarded here, thinking this one led, are dropped: their
+// origins drop them too once they see the new leader.
+func (r *Replica) forwardAll(lead uint64) {
+	for _, p := range r.waiting {
+		switch {
+		case p.origin != 0:
+			continue
+		case p.req.Op == jute.OpSync:
+			// raft forwards the ReadIndex to the leader.
+			r.startSync(p.tag)
+			continue
+		}
+		r.seq++
+		if !r.cfg.Transport.Send(lead, KindForward, encodeForward(r.seq, &p.req)) {
+			r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: p.tag})
+			continue
+		}
+		r.inflight[r.seq] = inflight{tag: p.tag}
+	}
+	clear(r.waiting)
+	r.waiting = r.waiting[:0]
+}
+
+// startSync asks raft for the leader's commit index (ReadIndex) and waits
+// for it, and for this server's earlier requests, to be applied.
+func (r *Replica) startSync(tag uint64) {
+	r.syncID++
+	r.syncs = append(r.syncs, syncWait{tag: tag, id: r.syncID, afterSeq: r.seq})
+	r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.syncID))
+}
+
+// receive handles a message from another member.
+func (r *Replica) receive(in inbound) {
+	switch in.kind {
+	case KindRaft:
+		var m raftpb.Message
+		if err := m.Unmarshal(in.data); err != nil {
+			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
+			return
+		}
+		if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+			r.cfg.Logger.Debug("raft step", "from", in.from, "type", m.Type, "err", err)
+		}
+	case KindForward:
+		seq, req, err := decodeForward(in.data)
+		if err != nil {
+			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
+			return
+		}
+		if len(r.waiting) < r.cfg.MaxPending {
+			r.waiting = append(r.waiting, proposal{req: req, origin: in.from, oseq: seq})
+		}
+	}
+}
+
+// send hands raft's messages to the transport. A peer it cannot reach is
+// reported to raft after Advance.
+func (r *Replica) send(msgs []raftpb.Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.To == r.cfg.ID || r.cfg.Transport == nil {
+			continue // raft handles its own (storage writes are synchronous)
+		}
+		data, err := m.Marshal()
+		if err != nil {
+			r.cfg.Logger.Error("encoding a raft message", "err", err)
+			continue
+		}
+		if !r.cfg.Transport.Send(m.To, KindRaft, data) {
+			r.unreachable = append(r.unreachable, m.To)
+		}
+	}
+}
+
+// noSnapshots is raft's Storage that has no snapshot to send: a follower
+// too far behind waits (raft retries) instead of raft panicking on an
+// empty one. Sending snapshot files to followers is not implemented yet.
+type noSnapshots struct{ raft.Storage }
+
+func (noSnapshots) Snapshot() (raftpb.Snapshot, error) {
+	return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
 }
 
 // processReady handles Readies in raft's order: persist, send, apply,
@@ -135,14 +268,18 @@ func (r *Replica) processReady() error {
 		if err := r.persist(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 			return err
 		}
-		// A one-voter group has no one to send to; rd.Messages holds only
-		// messages to itself, which raft handles when asynchronous storage
-		// writes are off.
+		// Sent only after the fsync: a vote or an append acknowledged
+		// must survive a crash.
+		r.send(rd.Messages)
 		for _, rs := range rd.ReadStates {
 			r.readState(rs)
 		}
 		r.apply(rd.CommittedEntries)
 		r.rn.Advance(rd)
+		for _, id := range r.unreachable {
+			r.rn.ReportUnreachable(id)
+		}
+		r.unreachable = r.unreachable[:0]
 		r.completeSyncs()
 		r.compact()
 		r.maybeSnapshot()
@@ -200,15 +337,21 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 		return
 	}
 	var (
-		t   *txn.Txn
-		tag uint64
+		t    *txn.Txn
+		tag  uint64
+		mine bool // prepped here
 	)
+	if len(r.proposed) > 0 && r.proposed[0].origin == origin && r.proposed[0].seq == seq {
+		t, mine = r.proposed[0].txn, true
+		r.proposed[0] = prepped{}
+		r.proposed = r.proposed[1:]
+	}
 	if origin == r.cfg.ID {
 		if in, ok := r.inflight[seq]; ok {
-			t, tag = in.txn, in.tag
+			tag = in.tag
 			delete(r.inflight, seq)
 		}
-		r.appliedSeq = seq
+		r.appliedSeq = max(r.appliedSeq, seq)
 		// Entries replayed after a restart carry the sequence numbers of
 		// the previous run; new proposals must come after them, or a sync
 		// could wait for (or skip) the wrong proposal.
@@ -226,7 +369,7 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 	r.lastZxid.Store(zxid)
 	r.cfg.OnApply(Event{Kind: Applied, Zxid: zxid, Tag: tag, Txn: t, Result: &res, State: r.state})
 	r.mu.Unlock()
-	if origin == r.cfg.ID {
+	if mine {
 		r.cfg.Prep.Applied(t)
 	}
 }
@@ -285,17 +428,24 @@ func (r *Replica) compact() {
 func (r *Replica) dropAll() {
 	zxid := r.lastZxid.Load()
 	for _, p := range r.waiting {
-		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: p.tag})
+		if p.origin == 0 {
+			r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: p.tag})
+		}
 	}
 	r.waiting = r.waiting[:0]
 	for seq, in := range r.inflight {
 		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: in.tag})
 		delete(r.inflight, seq)
 	}
+	// Syncs wait for nothing dropped: whatever of it still applies does
+	// so without a waiting request.
+	r.appliedSeq = r.seq
 	for _, s := range r.syncs {
 		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: s.tag})
 	}
 	r.syncs = nil
+	clear(r.proposed)
+	r.proposed = r.proposed[:0]
 	r.cfg.Prep.Reset()
 }
 

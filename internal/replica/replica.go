@@ -122,6 +122,24 @@ type Config struct {
 	// Rand returns a random int in [0, n); nil is math/rand/v2's IntN.
 	// It spreads snapshots (see snapInterval).
 	Rand func(n int) int
+
+	// Voters is the membership a fresh log starts with (zoo.cfg's
+	// participants); empty means this server alone. Every member must be
+	// given the same list.
+	Voters []uint64
+	// Transport carries messages to the other members; required when
+	// Voters names any. Messages from them come in through Receive.
+	Transport Transport
+	// OnActivity is told of the sessions another server heard from, for
+	// the leader's expiry tracking. It runs on the transport's goroutine.
+	OnActivity func(ids []int64)
+}
+
+// Transport sends a message to another member. Send must not block: a
+// message it cannot queue is dropped and Send reports false, which raft
+// copes with (it is told the peer is unreachable and retries).
+type Transport interface {
+	Send(to uint64, kind uint8, data []byte) bool
 }
 
 // DefaultSnapCount is Apache's default snapCount.
@@ -163,10 +181,28 @@ func (c *Config) ensureDefaults() {
 	}
 }
 
-// proposal is a request on its way to prep.
+// proposal is a request on its way to prep: one of this server's (origin
+// 0), or one another server forwarded to this leader with its sequence
+// number.
 type proposal struct {
-	req txn.Request
-	tag uint64
+	req    txn.Request
+	tag    uint64
+	origin uint64
+	oseq   uint64
+}
+
+// prepped is a txn this leader prepped and proposed, waiting to apply:
+// apply uses it instead of decoding the entry and tells the prepper.
+type prepped struct {
+	origin, seq uint64
+	txn         *txn.Txn
+}
+
+// inbound is a message from another member for the loop.
+type inbound struct {
+	from uint64
+	kind uint8
+	data []byte
 }
 
 // Replica is one server's member of the raft group.
@@ -184,16 +220,22 @@ type Replica struct {
 	state *txn.State
 
 	lastZxid atomic.Int64
-	leader   atomic.Bool // this replica is the leader and may prep
+	leader   atomic.Bool   // this replica is the leader and may prep
+	leadID   atomic.Uint64 // the leader raft knows of; 0 for none
+	term     atomic.Uint64
 
 	propc chan proposal
+	recvc chan inbound
 	stopc chan struct{}
 	donec chan struct{}
 	once  sync.Once
 
 	// Loop-owned.
 	waiting     []proposal          // accepted, not yet prepped
-	inflight    map[uint64]inflight // proposed by us, by sequence
+	inflight    map[uint64]inflight // proposed or forwarded by us, by sequence
+	proposed    []prepped           // prepped here as leader, in log order
+	lastLead    uint64              // the leader as of the last loop turn
+	unreachable []uint64            // peers a send failed to, for raft
 	seq         uint64              // of our last proposal
 	appliedSeq  uint64              // of our last proposal applied
 	syncID      uint64
@@ -209,7 +251,6 @@ type Replica struct {
 
 type inflight struct {
 	tag uint64
-	txn *txn.Txn
 }
 
 // syncWait is a sync waiting for two things: the leader's commit index
@@ -233,10 +274,17 @@ func New(cfg Config) (*Replica, error) {
 	if cfg.State == nil || cfg.Prep == nil {
 		return nil, errors.New("replica: Config.State and Config.Prep are required")
 	}
+	if len(cfg.Voters) == 0 {
+		cfg.Voters = []uint64{cfg.ID}
+	}
+	if len(cfg.Voters) > 1 && cfg.Transport == nil {
+		return nil, errors.New("replica: a group of several members needs a Transport")
+	}
 	r := &Replica{
 		cfg:      cfg,
 		state:    cfg.State,
 		propc:    make(chan proposal, cfg.MaxPending),
+		recvc:    make(chan inbound, 1024),
 		stopc:    make(chan struct{}),
 		donec:    make(chan struct{}),
 		inflight: make(map[uint64]inflight),
@@ -260,7 +308,7 @@ func New(cfg Config) (*Replica, error) {
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
-		Storage:                   storage,
+		Storage:                   noSnapshots{storage},
 		Applied:                   r.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
@@ -273,7 +321,11 @@ func New(cfg Config) (*Replica, error) {
 	if err == nil && fresh {
 		// Only a fresh log: a recovered one holds the configuration in its
 		// snapshot or in ConfChange entries that raft hands back to apply.
-		err = rn.Bootstrap([]raft.Peer{{ID: cfg.ID}})
+		peers := make([]raft.Peer, len(cfg.Voters))
+		for i, id := range cfg.Voters {
+			peers[i] = raft.Peer{ID: id}
+		}
+		err = rn.Bootstrap(peers)
 	}
 	if err != nil {
 		r.closeLog()
@@ -320,6 +372,48 @@ func (r *Replica) Read(f func(s *txn.State, zxid int64)) {
 
 // LastZxid returns the zxid of the last applied txn.
 func (r *Replica) LastZxid() int64 { return r.lastZxid.Load() }
+
+// Leader returns the id of the leader this replica knows of, 0 if none:
+// without one, no write can commit.
+func (r *Replica) Leader() uint64 { return r.leadID.Load() }
+
+// Term returns the raft term (ZooKeeper's epoch) this replica is in.
+func (r *Replica) Term() uint64 { return r.term.Load() }
+
+// ID returns this replica's member id.
+func (r *Replica) ID() uint64 { return r.cfg.ID }
+
+// Receive hands the loop a message another member sent. It blocks while
+// the loop's inbox is full, pushing back on that peer's connection, and
+// drops what cannot be decoded.
+func (r *Replica) Receive(from uint64, kind uint8, data []byte) {
+	if kind == KindActivity {
+		ids, err := decodeActivity(data)
+		if err != nil {
+			r.cfg.Logger.Warn("dropping a peer message", "from", from, "err", err)
+			return
+		}
+		if r.cfg.OnActivity != nil {
+			r.cfg.OnActivity(ids)
+		}
+		return
+	}
+	select {
+	case r.recvc <- inbound{from: from, kind: kind, data: data}:
+	case <-r.stopc:
+	}
+}
+
+// ReportActivity tells the leader which sessions this server heard from.
+// It is dropped if there is no leader or the link is full; the next
+// report covers it.
+func (r *Replica) ReportActivity(ids []int64) {
+	lead := r.leadID.Load()
+	if lead == 0 || lead == r.cfg.ID || len(ids) == 0 {
+		return
+	}
+	r.cfg.Transport.Send(lead, KindActivity, encodeActivity(ids))
+}
 
 // IsLeader reports whether this replica leads and has applied its log, so
 // that it preps requests.

@@ -1,0 +1,374 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// network connects in-process replicas. Each direction of each pair has a
+// bounded queue and a goroutine that delivers from it, so Send never
+// blocks, as the Transport contract asks; a cut direction drops.
+type network struct {
+	mu      sync.Mutex
+	members map[uint64]*Replica
+	links   map[[2]uint64]chan inbound
+	cut     map[[2]uint64]bool
+	wg      sync.WaitGroup
+	stop    chan struct{}
+}
+
+func newNetwork(t *testing.T) *network {
+	n := &network{
+		members: map[uint64]*Replica{},
+		links:   map[[2]uint64]chan inbound{},
+		cut:     map[[2]uint64]bool{},
+		stop:    make(chan struct{}),
+	}
+	t.Cleanup(func() {
+		close(n.stop)
+		n.wg.Wait()
+	})
+	return n
+}
+
+type endpoint struct {
+	n    *network
+	from uint64
+}
+
+func (e endpoint) Send(to uint64, kind uint8, data []byte) bool {
+	n := e.n
+	key := [2]uint64{e.from, to}
+	n.mu.Lock()
+	if n.cut[key] {
+		n.mu.Unlock()
+		return false
+	}
+	q, ok := n.links[key]
+	if !ok {
+		q = make(chan inbound, 1024)
+		n.links[key] = q
+		n.wg.Add(1)
+		go n.deliver(to, q)
+	}
+	n.mu.Unlock()
+	select {
+	case q <- inbound{from: e.from, kind: kind, data: data}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (n *network) deliver(to uint64, q chan inbound) {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case in := <-q:
+			n.mu.Lock()
+			r, cut := n.members[to], n.cut[[2]uint64{in.from, to}]
+			n.mu.Unlock()
+			if r != nil && !cut {
+				r.Receive(in.from, in.kind, in.data)
+			}
+		}
+	}
+}
+
+// isolate cuts (or heals) every link to and from id.
+func (n *network) isolate(id uint64, cut bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for other := range n.members {
+		if other != id {
+			n.cut[[2]uint64{id, other}] = cut
+			n.cut[[2]uint64{other, id}] = cut
+		}
+	}
+}
+
+// member is one replica of an in-process ensemble, as a test sees it.
+type member struct {
+	r      *Replica
+	events chan Event
+	done   chan struct{}
+}
+
+func startEnsemble(t *testing.T, size int) (*network, []*member) {
+	t.Helper()
+	n := newNetwork(t)
+	var voters []uint64
+	for i := 1; i <= size; i++ {
+		voters = append(voters, uint64(i))
+	}
+	var ms []*member
+	for _, id := range voters {
+		m := &member{events: make(chan Event, 8192), done: make(chan struct{})}
+		state := txn.NewState(tree.New())
+		r, err := New(Config{
+			ID:            id,
+			Tick:          5 * time.Millisecond,
+			ElectionTicks: 10,
+			State:         state,
+			Prep:          txn.NewPrepper(state, txn.PrepConfig{}),
+			OnApply:       func(ev Event) { m.events <- ev },
+			Now:           func() int64 { return 1000 },
+			Voters:        voters,
+			Transport:     endpoint{n: n, from: id},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.r = r
+		n.mu.Lock()
+		n.members[id] = r
+		n.mu.Unlock()
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		go func() {
+			m.r.Run()
+			close(m.done)
+		}()
+		t.Cleanup(func() {
+			m.r.Stop()
+			<-m.done
+		})
+	}
+	// The session the test's requests run in, created through a follower.
+	leader(t, ms)
+	if err := ms[len(ms)-1].r.Submit(context.Background(), createSession(), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if ev := ms[len(ms)-1].await(t, 1<<40); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("createSession: %v %+v", ev.Kind, ev.Result)
+	}
+	return n, ms
+}
+
+// leader waits until exactly one of ms leads and may prep, and the others
+// know it, and returns it.
+func leader(t *testing.T, ms []*member, except ...*member) *member {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var lead *member
+		agreed := true
+		for _, m := range ms {
+			if contains(except, m) {
+				continue
+			}
+			if m.r.IsLeader() {
+				lead = m
+			}
+		}
+		for _, m := range ms {
+			if !contains(except, m) && (lead == nil || m.r.Leader() != lead.r.ID()) {
+				agreed = false
+			}
+		}
+		if lead != nil && agreed {
+			return lead
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no leader agreed on within 10s")
+	return nil
+}
+
+func contains(ms []*member, m *member) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// await returns the next event with the given tag, skipping untagged ones.
+func (m *member) await(t *testing.T, tag uint64) Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-m.events:
+			if ev.Tag == tag {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("replica %d: no event for tag %d within 10s", m.r.ID(), tag)
+		}
+	}
+}
+
+func (m *member) digest() (uint64, int64) {
+	var d uint64
+	var z int64
+	m.r.Read(func(s *txn.State, zxid int64) { d, z = s.Tree.Digest(), zxid })
+	return d, z
+}
+
+// converge waits until every member has applied the same log up to the
+// same zxid, and checks that their trees are the same.
+func converge(t *testing.T, ms []*member) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d0, z0 := ms[0].digest()
+		same := true
+		for _, m := range ms[1:] {
+			if d, z := m.digest(); z != z0 || d != d0 {
+				same = false
+			}
+		}
+		if same {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, m := range ms {
+				d, z := m.digest()
+				t.Logf("replica %d: zxid %d digest %x", m.r.ID(), z, d)
+			}
+			t.Fatal("replicas did not converge within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Ref: paper section 4 ("Atomic Broadcast"): every server applies the same
+// txns in the same order; writes a follower receives are forwarded to the
+// leader, and the server that received a request answers it.
+func TestEnsembleForwardsAndReplicates(t *testing.T) {
+	_, ms := startEnsemble(t, 3)
+	leader(t, ms)
+	ctx := context.Background()
+	for i, m := range ms {
+		tag := uint64(100 + i)
+		if err := m.r.Submit(ctx, create(fmt.Sprintf("/from%d", m.r.ID())), tag); err != nil {
+			t.Fatal(err)
+		}
+		ev := m.await(t, tag)
+		if ev.Kind != Applied || ev.Result.Err != jute.OK {
+			t.Fatalf("replica %d: %v %+v", m.r.ID(), ev.Kind, ev.Result)
+		}
+	}
+	converge(t, ms)
+	for _, m := range ms {
+		m.r.Read(func(s *txn.State, _ int64) {
+			for _, other := range ms {
+				if _, ok := s.Tree.Lookup(fmt.Sprintf("/from%d", other.r.ID())); !ok {
+					t.Errorf("replica %d lacks /from%d", m.r.ID(), other.r.ID())
+				}
+			}
+		})
+	}
+}
+
+// A session's writes keep their order across forwarding (FIFO client
+// order): sequential creates submitted back to back on a follower get
+// increasing sequence numbers in submission order.
+func TestEnsembleForwardingKeepsOrder(t *testing.T) {
+	_, ms := startEnsemble(t, 3)
+	lead := leader(t, ms)
+	f := ms[0]
+	if f == lead {
+		f = ms[1]
+	}
+	ctx := context.Background()
+	const n = 50
+	for i := range n {
+		req := txn.Request{SessionID: session, Op: jute.OpCreate, Record: &jute.CreateRequest{
+			Path: "/q-", Data: []byte(fmt.Sprint(i)), ACL: open, Flags: jute.FlagPersistentSequential}}
+		if err := f.r.Submit(ctx, req, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		ev := f.await(t, uint64(i+1))
+		if want := fmt.Sprintf("/q-%010d", i); ev.Kind != Applied || ev.Result.Path != want {
+			t.Fatalf("request %d: %v %q; want %q", i, ev.Kind, ev.Result.Path, want)
+		}
+	}
+}
+
+// Ref: paper section 2.2 ("sync causes a server to apply all pending write
+// requests before processing the read"): a sync on a follower completes
+// only once it has applied what the leader had committed.
+func TestEnsembleSyncOnFollower(t *testing.T) {
+	_, ms := startEnsemble(t, 3)
+	lead := leader(t, ms)
+	ctx := context.Background()
+	if err := lead.r.Submit(ctx, create("/w"), 1); err != nil {
+		t.Fatal(err)
+	}
+	written := lead.await(t, 1).Zxid
+	for _, m := range ms {
+		if m == lead {
+			continue
+		}
+		if err := m.r.Submit(ctx, txn.Request{Op: jute.OpSync, Record: &jute.PathRequest{Path: "/"}}, 2); err != nil {
+			t.Fatal(err)
+		}
+		ev := m.await(t, 2)
+		if ev.Kind != Synced || ev.Zxid < written {
+			t.Fatalf("replica %d: sync %v at zxid %d; the write was at %d", m.r.ID(), ev.Kind, ev.Zxid, written)
+		}
+	}
+}
+
+// Ref: paper section 4 / DESIGN decision 5: when the leader is cut off, the
+// others elect a new one and go on; what the old leader had in flight fails
+// (never half-applies); once healed, it catches up to the same state.
+func TestEnsembleLeaderChange(t *testing.T) {
+	n, ms := startEnsemble(t, 3)
+	old := leader(t, ms)
+	ctx := context.Background()
+	if err := old.r.Submit(ctx, create("/before"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if ev := old.await(t, 1); ev.Kind != Applied {
+		t.Fatalf("write before the partition: %v", ev.Kind)
+	}
+	converge(t, ms)
+
+	n.isolate(old.r.ID(), true)
+	if err := old.r.Submit(ctx, create("/lost"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if ev := old.await(t, 2); ev.Kind != Dropped {
+		t.Fatalf("write on the isolated leader: %v; want Dropped", ev.Kind)
+	}
+	lead := leader(t, ms, old)
+	var f *member
+	for _, m := range ms {
+		if m != lead && m != old {
+			f = m
+		}
+	}
+	if err := f.r.Submit(ctx, create("/after"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.await(t, 3); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("write through the new leader: %v %+v", ev.Kind, ev.Result)
+	}
+
+	n.isolate(old.r.ID(), false)
+	converge(t, ms)
+	old.r.Read(func(s *txn.State, _ int64) {
+		if _, ok := s.Tree.Lookup("/lost"); ok {
+			t.Error("the write dropped on the isolated leader was applied")
+		}
+		if _, ok := s.Tree.Lookup("/after"); !ok {
+			t.Error("the old leader did not catch up with /after")
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// Kinds of the messages replicas send each other through a Transport.
+const (
+	// KindRaft carries one raftpb.Message.
+	KindRaft uint8 = 1
+	// KindForward carries a client's write from the server that received
+	// it to the leader, which preps it (see encodeForward).
+	KindForward uint8 = 2
+	// KindActivity carries the sessions a server heard from, for the
+	// leader's expiry tracking (see encodeActivity).
+	KindActivity uint8 = 3
+)
+
+// ErrBadMessage means a message from a peer could not be decoded. The
+// message is dropped; raft and the origin's leader-change handling cover
+// the loss.
+var ErrBadMessage = errors.New("replica: malformed peer message")
+
+// A forwarded request:
+//
+//	seq     long    the origin's sequence number, which the txn's envelope
+//	                carries back so the origin can find its waiting request
+//	session long
+//	cxid    int
+//	op      int
+//	auth    int n, then n × (scheme ustring, id ustring)
+//	record  buffer  the request's record, as the client sent it (or, for
+//	                createSession, txn.CreateSession); -1 for none
+//
+// The origin is the sending peer, which the transport names.
+func encodeForward(seq uint64, req *txn.Request) []byte {
+	var w jute.Writer
+	w.Long(int64(seq))
+	w.Long(req.SessionID)
+	w.Int(req.Cxid)
+	w.Int(int32(req.Op))
+	w.Int(int32(len(req.Auth)))
+	for _, id := range req.Auth {
+		w.String(id.Scheme)
+		w.String(id.ID)
+	}
+	if req.Record == nil {
+		w.Buffer(nil)
+	} else {
+		w.Buffer(jute.Marshal(req.Record))
+	}
+	return w.B
+}
+
+func decodeForward(b []byte) (seq uint64, req txn.Request, err error) {
+	r := jute.NewReader(b)
+	seq = uint64(r.Long())
+	req.SessionID = r.Long()
+	req.Cxid = r.Int()
+	req.Op = jute.Op(r.Int())
+	n := r.VectorLen(8)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		req.Auth = append(req.Auth, jute.Id{Scheme: r.String(), ID: r.String()})
+	}
+	body := r.Buffer()
+	if err := r.Err(); err != nil {
+		return 0, req, fmt.Errorf("%w: forward: %w", ErrBadMessage, err)
+	}
+	if body == nil {
+		return seq, req, nil
+	}
+	switch req.Op {
+	case jute.OpCreateSession:
+		cs := new(txn.CreateSession)
+		err = jute.Unmarshal(body, cs)
+		req.Record = cs
+	case jute.OpDeleteContainer:
+		pr := new(jute.PathRequest)
+		err = jute.Unmarshal(body, pr)
+		req.Record = pr
+	default:
+		req.Record, err = jute.DecodeRequest(req.Op, body)
+	}
+	if err != nil {
+		return 0, req, fmt.Errorf("%w: forward %v: %w", ErrBadMessage, req.Op, err)
+	}
+	return seq, req, nil
+}
+
+// Session activity: int n, then n session ids (long).
+func encodeActivity(ids []int64) []byte {
+	var w jute.Writer
+	w.Int(int32(len(ids)))
+	for _, id := range ids {
+		w.Long(id)
+	}
+	return w.B
+}
+
+func decodeActivity(b []byte) ([]int64, error) {
+	r := jute.NewReader(b)
+	n := r.VectorLen(8)
+	ids := make([]int64, 0, n)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		ids = append(ids, r.Long())
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("%w: activity: %w", ErrBadMessage, err)
+	}
+	return ids, nil
+}
