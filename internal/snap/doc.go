@@ -27,12 +27,13 @@
 //	| header, 40 bytes, never compressed                           |
 //	|   magic    [8]byte "ZOOSNAP\x00"                             |
 //	|   version  uint32  1                                         |
-//	|   flags    uint32  low byte: compression (0 none, 1 gzip)    |
+//	|   flags    uint32  low byte: compression (0 none, 1 gzip,    |
+//	|                    2 snappy framed stream)                   |
 //	|   index    uint64  raft index the snapshot is labelled with  |
 //	|   term     uint64  raft term of that index                   |
 //	|   zxid     int64   last zxid applied at the walk's start     |
 //	+--------------------------------------------------------------+
-//	| body: records, through gzip if flags say so                  |
+//	| body: records, through gzip or snappy if flags say so        |
 //	|   'A' uvarint id, uvarint n+1 (0 = nil list),                |
 //	|       n × (varint perms, str scheme, str id)                 |
 //	|         an ACL list, once, before the first node using it    |

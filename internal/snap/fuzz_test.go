@@ -13,11 +13,12 @@ import (
 // return a state only with a nil error. TestLyingLength covers allocation
 // bounds; MaxLen keeps a fuzzed length from growing a buffer far.
 func FuzzRead(f *testing.F) {
-	for _, c := range []Compression{CompressNone, CompressGzip} {
-		f.Add(encode(f, smallState(f), c), false)
-		f.Add(encode(f, smallState(f), c), true)
+	for _, tc := range compressions {
+		f.Add(encode(f, smallState(f), tc.c), false)
+		f.Add(encode(f, smallState(f), tc.c), true)
 	}
-	f.Add(seal(cat(aclDef, rootNode, []byte{tagEnd}, uv(1, 1, 0)), 0, 1), true)
+	f.Add(seal(minimal, 0, 1), true)
+	f.Add(seal(compressed(f, CompressSnappy, minimal), 2, 1), true)
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
 		if fix && len(b) >= trailerLen {
 			b = bytes.Clone(b)

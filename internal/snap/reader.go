@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -138,6 +140,10 @@ func Read(r io.ReaderAt, size int64, opts Options) (Meta, *txn.State, error) {
 	return m, d.st, nil
 }
 
+// snappyMaxBlock is the largest uncompressed chunk the Snappy framing
+// format allows.
+const snappyMaxBlock = 64 << 10
+
 // decoder builds a state from a snapshot's records.
 type decoder struct {
 	br       *bufio.Reader
@@ -161,13 +167,20 @@ func (d *decoder) decode(hr io.Reader) (Meta, error) {
 	}
 	raw := bufio.NewReaderSize(hr, bufSize)
 	d.br = raw
-	if Compression(h.flags) == CompressGzip {
+	switch Compression(h.flags) {
+	case CompressGzip:
 		gz, err := gzip.NewReader(raw)
 		if err != nil {
 			return Meta{}, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
 		}
 		gz.Multistream(false)
 		d.br = bufio.NewReaderSize(gz, bufSize)
+	case CompressSnappy:
+		// A Snappy stream has no end marker: it runs to the end of the
+		// body, so nothing can follow it, and a cut at a chunk boundary
+		// is caught by the trailer and the end record. Snappy's block
+		// limit bounds what a lying chunk length can make it allocate.
+		d.br = bufio.NewReaderSize(s2.NewReader(raw, s2.ReaderMaxBlockSize(snappyMaxBlock)), bufSize)
 	}
 	d.acls = make(map[uint64][]jute.ACL)
 	d.st = txn.NewState(tree.New())

@@ -67,12 +67,18 @@ type Meta struct {
 // Compression is how a snapshot's body is stored.
 type Compression uint8
 
-// Compression methods (zoo.cfg snapshot.compression.method). Snappy, which
-// Apache also offers, would need a dependency and is not supported.
+// Compression methods (zoo.cfg snapshot.compression.method: "gz" and
+// "snappy", as Apache offers). A snappy body is a standard Snappy framed
+// stream (google/snappy framing_format.txt), so any Snappy stream tool can
+// unpack it once the header and trailer are cut off.
 const (
-	CompressNone Compression = 0
-	CompressGzip Compression = 1
+	CompressNone   Compression = 0
+	CompressGzip   Compression = 1
+	CompressSnappy Compression = 2
 )
+
+// known reports whether c is a method this build writes and reads.
+func (c Compression) known() bool { return c <= CompressSnappy }
 
 // DefaultMaxLen is the default bound on one length in a file (a path, a
 // node's data, a password, an ACL list's entry count).

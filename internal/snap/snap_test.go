@@ -4,15 +4,19 @@ import (
 	"github.com/zoohq/zoo/internal/vfs"
 
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/snappy"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
@@ -115,7 +119,7 @@ func sameState(t *testing.T, got, want *txn.State) {
 var compressions = []struct {
 	name string
 	c    Compression
-}{{"none", CompressNone}, {"gzip", CompressGzip}}
+}{{"none", CompressNone}, {"gzip", CompressGzip}, {"snappy", CompressSnappy}}
 
 func TestRoundTrip(t *testing.T) {
 	for _, tc := range compressions {
@@ -482,37 +486,41 @@ func TestPurge(t *testing.T) {
 // one, never a damaged or partial one.
 // Ref: STYLE pattern 14 (fail at op i for every i).
 func TestWriteFaults(t *testing.T) {
-	dir := t.TempDir()
-	old := smallState(t)
-	writeAt(t, dir, 10, old)
-	next := testState(t)
-	for i := 0; ; i++ {
-		fs := &faultFS{failAt: i}
-		_, err := Write(fs, dir, Meta{Index: 20}, next, Options{})
-		if err == nil {
-			if i == 0 {
-				t.Fatal("no operation was failed")
+	for _, tc := range compressions {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old := smallState(t)
+			writeAt(t, dir, 10, old)
+			next := testState(t)
+			for i := 0; ; i++ {
+				fs := &faultFS{failAt: i}
+				_, err := Write(fs, dir, Meta{Index: 20}, next, Options{Compression: tc.c})
+				if err == nil {
+					if i == 0 {
+						t.Fatal("no operation was failed")
+					}
+					break
+				}
+				if !errors.Is(err, errInjected) {
+					t.Fatalf("op %d: %v, want the injected error", i, err)
+				}
+				m, st, skipped, err := Load(osFS{}, dir, Options{})
+				if err != nil || len(skipped) != 0 {
+					t.Fatalf("op %d: load: %v, skipped %v", i, err, skipped)
+				}
+				switch m.Index {
+				case 10:
+					sameState(t, st, old)
+				case 20: // failed at the directory sync: the file is complete
+					sameState(t, st, next)
+					if err := os.Remove(join(dir, Name(20))); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					t.Fatalf("op %d: loaded index %d", i, m.Index)
+				}
 			}
-			break
-		}
-		if !errors.Is(err, errInjected) {
-			t.Fatalf("op %d: %v, want the injected error", i, err)
-		}
-		m, st, skipped, err := Load(osFS{}, dir, Options{})
-		if err != nil || len(skipped) != 0 {
-			t.Fatalf("op %d: load: %v, skipped %v", i, err, skipped)
-		}
-		switch m.Index {
-		case 10:
-			sameState(t, st, old)
-		case 20: // failed at the directory sync: the file is complete
-			sameState(t, st, next)
-			if err := os.Remove(join(dir, Name(20))); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			t.Fatalf("op %d: loaded index %d", i, m.Index)
-		}
+		})
 	}
 }
 
@@ -540,7 +548,30 @@ func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 var (
 	aclDef   = cat([]byte{tagACL}, uv(1, 1)) // ACL 1: the empty list
 	rootNode = cat([]byte{tagNode}, uv(0, 1), []byte("/"), uv(0, 1), make([]byte, 9))
+	minimal  = cat(aclDef, rootNode, []byte{tagEnd}, uv(1, 1, 0)) // the smallest valid body
 )
+
+// compressed returns body as c stores it.
+func compressed(t testing.TB, c Compression, body []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := newCompressor(&buf, c)
+	if _, err := w.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// snappyChunkCRC damages the CRC of a Snappy stream's first data chunk,
+// which follows the 10-byte stream identifier and a 4-byte chunk header.
+func snappyChunkCRC(b []byte) []byte {
+	b = bytes.Clone(b)
+	b[14] ^= 1
+	return b
+}
 
 func TestMalformed(t *testing.T) {
 	for _, tc := range []struct {
@@ -561,7 +592,15 @@ func TestMalformed(t *testing.T) {
 		{"counts", seal(cat(aclDef, rootNode, []byte{tagEnd}, uv(2, 1, 0)), 0, 1), ErrMalformed},
 		{"no end", seal(cat(aclDef, rootNode), 0, 1), ErrMalformed},
 		{"after end", seal(cat(aclDef, rootNode, []byte{tagEnd}, uv(1, 1, 0), []byte{0}), 0, 1), ErrMalformed},
-		{"not gzip", seal(cat(aclDef, rootNode, []byte{tagEnd}, uv(1, 1, 0)), 1, 1), ErrMalformed},
+		{"flags past snappy", seal(nil, 3, 1), ErrMalformed},
+		{"not gzip", seal(minimal, 1, 1), ErrMalformed},
+		{"not snappy", seal(minimal, 2, 1), ErrMalformed},
+		{"empty snappy stream", seal(nil, 2, 1), ErrMalformed},
+		{"data after the gzip body", seal(cat(compressed(t, CompressGzip, minimal), []byte{0}), 1, 1), ErrMalformed},
+		{"data after the snappy body", seal(cat(compressed(t, CompressSnappy, minimal), []byte{0}), 2, 1), ErrMalformed},
+		{"snappy chunk checksum", seal(snappyChunkCRC(compressed(t, CompressSnappy, minimal)), 2, 1), ErrMalformed},
+		{"gzip body, snappy flag", seal(compressed(t, CompressGzip, minimal), 2, 1), ErrMalformed},
+		{"snappy body, gzip flag", seal(compressed(t, CompressSnappy, minimal), 1, 1), ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, st, err := Read(bytes.NewReader(tc.file), int64(len(tc.file)), Options{})
@@ -573,11 +612,56 @@ func TestMalformed(t *testing.T) {
 			}
 		})
 	}
-	// The minimal valid file, to show the cases above fail for their
-	// reason only.
-	ok := seal(cat(aclDef, rootNode, []byte{tagEnd}, uv(1, 1, 0)), 0, 1)
-	if _, _, err := Read(bytes.NewReader(ok), int64(len(ok)), Options{}); err != nil {
-		t.Errorf("minimal file: %v", err)
+	// The minimal valid file in each method, to show the cases above fail
+	// for their reason only.
+	for _, tc := range compressions {
+		body := minimal
+		if tc.c != CompressNone {
+			body = compressed(t, tc.c, minimal)
+		}
+		ok := seal(body, uint32(tc.c), 1)
+		if _, _, err := Read(bytes.NewReader(ok), int64(len(ok)), Options{}); err != nil {
+			t.Errorf("minimal %s file: %v", tc.name, err)
+		}
+	}
+}
+
+// TestCompressedBody checks that a compressed body is a standard stream of
+// its method (gzip, RFC 1952; Snappy framing format) holding exactly the
+// uncompressed body, and that it is smaller for a compressible tree.
+func TestCompressedBody(t *testing.T) {
+	body := func(b []byte) []byte { return b[headerLen : len(b)-trailerLen] }
+	plain := encode(t, testState(t), CompressNone)
+	for _, tc := range []struct {
+		name   string
+		c      Compression
+		prefix string
+		open   func(io.Reader) (io.Reader, error)
+	}{
+		{"gzip", CompressGzip, "\x1f\x8b", func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		{"snappy", CompressSnappy, "\xff\x06\x00\x00sNaPpY", func(r io.Reader) (io.Reader, error) { return snappy.NewReader(r), nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := encode(t, testState(t), tc.c)
+			if !bytes.HasPrefix(body(file), []byte(tc.prefix)) {
+				t.Errorf("body starts % x, want the %s stream header % x", body(file)[:10], tc.name, tc.prefix)
+			}
+			r, err := tc.open(bytes.NewReader(body(file)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, body(plain)) {
+				t.Errorf("the %s stream holds %d bytes, not the %d of the uncompressed body", tc.name, len(got), len(body(plain)))
+			}
+			// testState's 200 kB node of one repeated byte dominates.
+			if len(file) >= len(plain)/2 {
+				t.Errorf("%s snapshot is %d bytes, uncompressed %d: want under half", tc.name, len(file), len(plain))
+			}
+		})
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -60,7 +62,7 @@ func parseHeader(b []byte) (header, error) {
 		return header{}, fmt.Errorf("%w %d", ErrVersion, v)
 	}
 	h := header{flags: binary.BigEndian.Uint32(b[12:])}
-	if c := Compression(h.flags); h.flags > 0xff || (c != CompressNone && c != CompressGzip) {
+	if h.flags > 0xff || !Compression(h.flags).known() {
 		return header{}, fmt.Errorf("%w: flags %#x", ErrMalformed, h.flags)
 	}
 	h.meta = Meta{
@@ -98,10 +100,10 @@ type aclKey struct {
 // not safe for concurrent use.
 type Writer struct {
 	hw   hashWriter
-	raw  *bufio.Writer // header and stored body, into hw
-	gz   *gzip.Writer  // nil unless compressing
-	body *bufio.Writer // records; raw itself if not compressing
-	buf  []byte        // one record's fixed part
+	raw  *bufio.Writer  // header and stored body, into hw
+	comp io.WriteCloser // nil unless compressing
+	body *bufio.Writer  // records; raw itself if not compressing
+	buf  []byte         // one record's fixed part
 
 	byPtr     map[aclKey]uint64
 	byContent map[string]uint64
@@ -125,13 +127,27 @@ func NewWriter(w io.Writer, meta Meta, c Compression) *Writer {
 	switch c {
 	case CompressNone:
 		sw.body = sw.raw
-	case CompressGzip:
-		sw.gz = gzip.NewWriter(sw.raw)
-		sw.body = bufio.NewWriterSize(sw.gz, bufSize)
+	case CompressGzip, CompressSnappy:
+		sw.comp = newCompressor(sw.raw, c)
+		sw.body = bufio.NewWriterSize(sw.comp, bufSize)
 	default:
 		sw.err = fmt.Errorf("%w %d", ErrCompression, c)
 	}
 	return sw
+}
+
+// newCompressor returns the compressing writer for c (gzip or snappy) on
+// w. Its Close ends the stream without closing w.
+func newCompressor(w io.Writer, c Compression) io.WriteCloser {
+	if c == CompressGzip {
+		return gzip.NewWriter(w)
+	}
+	// Snappy-compatible framing (64 KiB blocks, "sNaPpY" stream
+	// identifier), not S2's. Concurrency 1 compresses in the caller's
+	// goroutine: the default starts a writer goroutine that an aborted
+	// snapshot, which never closes the stream, would leak, and would
+	// write to the file behind the caller's back.
+	return s2.NewWriter(w, s2.WriterSnappyCompat(), s2.WriterConcurrency(1))
 }
 
 func (w *Writer) write(b []byte) {
@@ -233,10 +249,10 @@ func (w *Writer) Close() error {
 	b = binary.AppendUvarint(b, uint64(len(w.byContent)))
 	b = binary.AppendUvarint(b, w.sessions)
 	w.write(b)
-	if w.gz != nil {
+	if w.comp != nil {
 		w.flush(w.body)
 		if w.err == nil {
-			w.err = w.gz.Close()
+			w.err = w.comp.Close()
 		}
 	}
 	w.flush(w.raw)
