@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -52,10 +53,6 @@ func runServer(args []string) error {
 	if !cfg.ForceSync {
 		log.Warn("config: forceSync=no: the log is not fsynced, so a machine failure can lose acknowledged writes")
 	}
-	if cfg.Distributed() {
-		return fmt.Errorf("%d servers configured: replication across servers is not implemented yet; "+
-			"remove the server.N lines to run standalone", len(cfg.Servers))
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
@@ -63,11 +60,22 @@ func runServer(args []string) error {
 }
 
 func serve(log *slog.Logger, cfg *config.Config) error {
+	scfg := serverConfig(log, cfg)
+	if cfg.Distributed() {
+		e, err := ensemble(log, cfg)
+		if err != nil {
+			return err
+		}
+		scfg.Ensemble = e
+	}
 	ln, err := net.Listen("tcp", cfg.ClientAddr())
 	if err != nil {
+		if scfg.Ensemble.Listener != nil {
+			scfg.Ensemble.Listener.Close()
+		}
 		return err
 	}
-	srv, err := server.New(serverConfig(log, cfg))
+	srv, err := server.New(scfg)
 	if err != nil {
 		ln.Close()
 		return err
@@ -136,6 +144,33 @@ func warnNotInEffect(log *slog.Logger, cfg *config.Config) {
 			log.Warn("config: setting has no effect yet", "key", k.key, "at", pos.String(), "why", k.why)
 		}
 	}
+}
+
+// ensemble maps the server.N lines and myid onto the members this server
+// replicates with, and binds its quorum port. The election port is not
+// used: raft elects over the quorum port's connections.
+func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
+	self, ok := cfg.Self()
+	if !ok {
+		return server.Ensemble{}, fmt.Errorf("myid %d (in %s) names no server.N line", cfg.MyID, cfg.DataDir)
+	}
+	e := server.Ensemble{Peers: map[uint64]string{}}
+	for _, s := range cfg.Servers {
+		if s.Type != config.Participant {
+			return server.Ensemble{}, fmt.Errorf("%s: server.%d is an observer: observers are not implemented yet", s.Pos, s.ID)
+		}
+		e.Voters = append(e.Voters, uint64(s.ID))
+		if s.ID != self.ID {
+			e.Peers[uint64(s.ID)] = net.JoinHostPort(s.Host, strconv.Itoa(s.QuorumPort))
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(self.Host, strconv.Itoa(self.QuorumPort)))
+	if err != nil {
+		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
+	}
+	e.Listener = ln
+	log.Info("ensemble member", "id", self.ID, "quorum", ln.Addr().String(), "voters", e.Voters)
+	return e, nil
 }
 
 // serverConfig maps zoo.cfg onto the server's settings.

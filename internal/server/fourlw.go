@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -26,13 +27,30 @@ func (s *Server) fourLetter(word string) string {
 // source is the server as the four-letter words see it.
 type source struct{ s *Server }
 
-func (src source) Serving() bool { return src.s.rep.IsLeader() }
+func (src source) Serving() bool {
+	if src.s.cfg.Ensemble.enabled() {
+		return src.s.serving()
+	}
+	return src.s.rep.IsLeader()
+}
+
+// mode is the server's role as the four-letter words name it.
+func (s *Server) mode() string {
+	switch {
+	case !s.cfg.Ensemble.enabled():
+		return fourlw.ModeStandalone
+	case s.rep.Leader() == s.rep.ID():
+		return fourlw.ModeLeader
+	default:
+		return fourlw.ModeFollower
+	}
+}
 
 func (src source) Stats() fourlw.Stats {
 	s := src.s
 	st := fourlw.Stats{
 		Version:       fourlw.FullVersion(s.cfg.Version, s.start),
-		Mode:          fourlw.ModeStandalone,
+		Mode:          s.mode(),
 		Latency:       s.stats.lat.get(),
 		Received:      s.stats.received.Load(),
 		Sent:          s.stats.sent.Load(),
@@ -188,7 +206,31 @@ func (src source) Monitor() fourlw.Monitor {
 	})
 	m.OpenFileDescriptors, m.MaxFileDescriptors = fileDescriptors()
 	m.ClientResponseSize = fourlw.BufferStats{Last: -1, Min: -1, Max: -1}
+	if e := s.cfg.Ensemble; e.enabled() {
+		s.monitorQuorum(&m, e)
+	}
 	return m
+}
+
+// monitorQuorum adds what mntr shows of the ensemble: the role, the
+// members, and which peers this server has a live link to.
+func (s *Server) monitorQuorum(m *fourlw.Monitor, e Ensemble) {
+	m.QuorumSize = len(e.Voters)
+	m.PeerState = "following - broadcast"
+	connected := 0
+	for id := range e.Peers {
+		if s.peers.Connected(id) {
+			connected++
+		}
+	}
+	if s.mode() == fourlw.ModeLeader {
+		m.PeerState = "leading - broadcast"
+		m.Learners, m.SyncedFollowers = connected, connected
+	}
+	m.Extra = append(m.Extra,
+		fourlw.KV{Key: "zoo_raft_term", Value: fmt.Sprint(s.rep.Term())},
+		fourlw.KV{Key: "zoo_leader_id", Value: fmt.Sprint(s.rep.Leader())},
+		fourlw.KV{Key: "zoo_peers_connected", Value: fmt.Sprint(connected)})
 }
 
 // fileDescriptors returns how many files the process has open, and may.

@@ -32,6 +32,9 @@ func (s *Server) housekeeping() {
 // is gone and TTL nodes past their time, at most ContainerMaxPerMinute per
 // minute as Apache's ContainerManager does.
 func (s *Server) cleanContainers() {
+	if s.cfg.Ensemble.enabled() && !s.rep.IsLeader() {
+		return // the leader does it for everyone
+	}
 	var paths []string
 	now := s.nowMs()
 	s.rep.Read(func(st *txn.State, _ int64) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/peer"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/server/fourlw"
 	"github.com/zoohq/zoo/internal/session"
@@ -109,6 +110,9 @@ type Config struct {
 	SnapCompression snap.Compression
 	// FS is the file system of the data directories; nil is the OS's.
 	FS vfs.FS
+	// Ensemble names the servers this one replicates with; the zero
+	// value runs standalone.
+	Ensemble Ensemble
 }
 
 func (c *Config) ensureDefaults() {
@@ -177,6 +181,11 @@ type Server struct {
 	smu     sync.Mutex // the expiry tracker, a leaf structure
 	tracker *session.Tracker
 	ids     *session.IDGen
+	active  map[int64]struct{} // sessions heard from since the last report
+
+	peers      *peer.Transport // in an ensemble; else nil
+	leading    bool            // housekeeping's: tracking expiry as leader
+	leaderless time.Time       // housekeeping's: when the leader was lost
 
 	tag       atomic.Uint64
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
@@ -205,6 +214,7 @@ func New(cfg Config) (*Server, error) {
 		bySess:    make(map[int64]*conn),
 		perIP:     make(map[netip.Addr]int),
 		pending:   make(map[uint64]*pending),
+		active:    make(map[int64]struct{}),
 		quit:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
@@ -237,8 +247,23 @@ func New(cfg Config) (*Server, error) {
 		rcfg.Dir = filepath.Join(cfg.DataLogDir, "log")
 		rcfg.SnapDir = filepath.Join(cmp.Or(cfg.DataDir, cfg.DataLogDir), "snap")
 	}
+	if e := cfg.Ensemble; e.enabled() {
+		peers, err := s.newPeers(e)
+		if err != nil {
+			return nil, err
+		}
+		s.peers = peers
+		rcfg.Voters = e.Voters
+		rcfg.Transport = peerLink{peers}
+		rcfg.OnActivity = s.onActivity
+		rcfg.Tick = raftTick(cfg.TickTime)
+		rcfg.ElectionTicks = electionTicks
+	}
 	rep, err := replica.New(rcfg)
 	if err != nil {
+		if s.peers != nil {
+			s.peers.Close()
+		}
 		return nil, err
 	}
 	s.rep = rep
@@ -250,6 +275,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	})
 	s.goroutine(rep.Run)
+	if s.peers != nil {
+		s.peers.Start()
+	}
 	s.goroutine(s.housekeeping)
 	return s, nil
 }
@@ -327,7 +355,7 @@ func nextBackoff(d time.Duration) time.Duration {
 func (s *Server) accept(nc net.Conn) {
 	ip := remoteIP(nc)
 	s.mu.Lock()
-	if refusal := s.refuse(ip); refusal != "" || s.closing {
+	if refusal := s.refuse(ip); refusal != "" || s.closing || !s.serving() {
 		s.mu.Unlock()
 		if refusal != "" {
 			s.log.Warn(refusal, "ip", ip)
@@ -427,6 +455,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.close()
 		}
 		s.rep.Stop()
+		if s.peers != nil {
+			s.peers.Close()
+		}
 	})
 	done := make(chan struct{})
 	go func() {

@@ -15,6 +15,15 @@ import (
 // expireSessions closes the sessions whose time is up and returns how long
 // to wait before the next check.
 func (s *Server) expireSessions() time.Duration {
+	if s.cfg.Ensemble.enabled() {
+		s.checkQuorum()
+		if !s.rep.IsLeader() {
+			return s.followerTick()
+		}
+		if !s.leading {
+			s.takeOver()
+		}
+	}
 	now := s.nowMs()
 	s.smu.Lock()
 	expired := s.tracker.Expired(now)
@@ -31,8 +40,12 @@ func (s *Server) expireSessions() time.Duration {
 		}
 	}
 	wait := time.Duration(next-now) * time.Millisecond
-	if wait <= 0 || wait > s.cfg.TickTime {
-		wait = s.cfg.TickTime
+	longest := s.cfg.TickTime
+	if s.cfg.Ensemble.enabled() {
+		longest /= 2 // notice a lost leadership soon
+	}
+	if wait <= 0 || wait > longest {
+		wait = longest
 	}
 	return wait
 }
@@ -45,6 +58,9 @@ func (s *Server) touch(sid int64) bool {
 	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
+	if s.cfg.Ensemble.enabled() {
+		s.active[sid] = struct{}{}
+	}
 	return s.tracker.Touch(sid, s.nowMs())
 }
 

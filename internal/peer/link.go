@@ -1,0 +1,436 @@
+package peer
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"time"
+)
+
+const (
+	readBufSize  = 64 << 10
+	writeBufSize = 64 << 10
+
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// Why a link's writer stopped, besides an I/O error.
+var (
+	errReaderDone  = errors.New("peer: reader stopped")
+	errReplaced    = errors.New("peer: replaced by a new connection from the peer")
+	errAddrChanged = errors.New("peer: peer address changed")
+)
+
+// acceptLoop accepts connections until the listener closes. A failing
+// Accept (out of file descriptors, say) is retried with a growing delay
+// rather than spinning.
+func (t *Transport) acceptLoop() {
+	var delay time.Duration
+	for {
+		c, err := t.cfg.Listener.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, net.ErrClosed) {
+				t.log.Error("peer: listener closed under the transport", "err", err)
+				return
+			}
+			delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+			t.log.Warn("peer: accept failed", "err", err, "retry", delay)
+			if !sleep(t.ctx, delay, nil) {
+				return
+			}
+			continue
+		}
+		delay = 0
+		select {
+		case t.handshakes <- struct{}{}:
+		default:
+			t.log.Warn("peer: too many connections in handshake, closing", "remote", c.RemoteAddr())
+			c.Close()
+			continue
+		}
+		if !t.goFunc(func() { t.serveConn(c) }) {
+			<-t.handshakes
+			c.Close()
+			return
+		}
+	}
+}
+
+// serveConn runs the acceptor's side of the handshake, then hands a link to
+// its peer goroutine or serves a stream.
+func (t *Transport) serveConn(c net.Conn) {
+	if !t.trackConn(c) {
+		<-t.handshakes
+		c.Close()
+		return
+	}
+	h, ok := t.acceptHandshake(c)
+	<-t.handshakes
+	if ok && h.typ == connStream {
+		t.serveStream(h.from, c)
+	}
+	t.untrackConn(c)
+	if ok && h.typ == connLink {
+		t.handoff(h.from, c)
+		return
+	}
+	c.Close()
+}
+
+func (t *Transport) acceptHandshake(c net.Conn) (hello, bool) {
+	remote := c.RemoteAddr()
+	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
+		return hello{}, false
+	}
+	h, err := readHello(c)
+	if err != nil {
+		t.log.Warn("peer: bad handshake, closing connection", "remote", remote, "err", err)
+		return hello{}, false
+	}
+	st := t.checkHello(h)
+	if _, err := c.Write([]byte{byte(st)}); err != nil {
+		t.log.Warn("peer: handshake reply failed", "remote", remote, "from", h.from, "err", err)
+		return hello{}, false
+	}
+	if st != ackOK {
+		t.log.Warn("peer: rejected connection; check the server list of both servers",
+			"remote", remote, "from", h.from, "to", h.to, "type", h.typ, "reason", st)
+		return hello{}, false
+	}
+	if err := c.SetDeadline(time.Time{}); err != nil {
+		return hello{}, false
+	}
+	return h, true
+}
+
+func (t *Transport) checkHello(h hello) ackStatus {
+	switch {
+	case h.version != protoVersion:
+		return ackBadVersion
+	case h.typ != connLink && h.typ != connStream:
+		return ackBadType
+	case h.to != t.cfg.ID:
+		return ackWrongID
+	case h.from == 0 || h.from == t.cfg.ID:
+		return ackUnknownPeer
+	case h.typ == connStream && t.cfg.OnStream == nil:
+		return ackNoStreams
+	case h.typ == connStream:
+		return ackOK
+	}
+	t.mu.RLock()
+	_, known := t.peers[h.from]
+	t.mu.RUnlock()
+	switch {
+	case !known:
+		return ackUnknownPeer
+	case h.from < t.cfg.ID:
+		return ackWrongDirection
+	}
+	return ackOK
+}
+
+// handoff gives an accepted link to its peer's goroutine, replacing any
+// link not yet picked up. The peer may have been removed meanwhile.
+func (t *Transport) handoff(from uint64, c net.Conn) {
+	t.mu.RLock()
+	p := t.peers[from]
+	t.mu.RUnlock()
+	if p == nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		c.Close()
+		return
+	}
+	select {
+	case old := <-p.incoming:
+		old.Close()
+	default:
+	}
+	p.incoming <- c
+}
+
+// runPeer owns p's link until p is removed or the transport closes.
+func (t *Transport) runPeer(p *peer) {
+	defer func() {
+		p.mu.Lock()
+		p.gone = true
+		select {
+		case c := <-p.incoming:
+			c.Close()
+		default:
+		}
+		p.mu.Unlock()
+	}()
+	if p.dials {
+		t.dialLoop(p)
+		return
+	}
+	for {
+		select {
+		case c := <-p.incoming:
+			for c != nil {
+				c = t.runLink(p, c)
+			}
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// dialLoop keeps a link to a smaller-id peer up, redialing with backoff.
+func (t *Transport) dialLoop(p *peer) {
+	b := backoff{min: t.cfg.Backoff.Min, max: t.cfg.Backoff.Max}
+	failing := false
+	for {
+		select {
+		case <-p.kick: // the address read below is the newest
+		default:
+		}
+		addr := t.peerAddr(p)
+		c, err := t.dialConn(p.ctx, p.id, addr, connLink)
+		switch {
+		case err == nil:
+			failing = false
+			b.reset()
+			t.runLink(p, c)
+		case p.ctx.Err() != nil:
+			return
+		default:
+			t.logDialError(p.id, addr, err, failing)
+			failing = true
+		}
+		if !sleep(p.ctx, b.next(), p.kick) {
+			return
+		}
+	}
+}
+
+// logDialError logs a refusal always (a misconfiguration must be seen) but
+// a peer that is merely down only on the first failure in a row.
+func (t *Transport) logDialError(id uint64, addr string, err error, failing bool) {
+	level := slog.LevelInfo
+	switch {
+	case errors.Is(err, ErrRejected):
+		level = slog.LevelWarn
+	case failing:
+		level = slog.LevelDebug
+	}
+	t.log.Log(context.Background(), level, "peer: cannot connect", "peer", id, "addr", addr, "err", err)
+}
+
+// dialConn dials addr and runs the dialer's side of the handshake.
+func (t *Transport) dialConn(ctx context.Context, to uint64, addr string, typ connType) (net.Conn, error) {
+	c, err := t.cfg.Dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("peer: dial %d at %s: %w", to, addr, err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	err = t.clientHandshake(c, to, typ)
+	if !stop() {
+		c.Close()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("peer: handshake with %d at %s: %w", to, addr, err)
+	}
+	return c, nil
+}
+
+func (t *Transport) clientHandshake(c net.Conn, to uint64, typ connType) error {
+	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
+		return err
+	}
+	h := hello{version: protoVersion, typ: typ, from: t.cfg.ID, to: to}
+	if _, err := c.Write(h.append(make([]byte, 0, helloLen))); err != nil {
+		return err
+	}
+	var ack [1]byte
+	if _, err := io.ReadFull(c, ack[:]); err != nil {
+		return err
+	}
+	if st := ackStatus(ack[0]); st != ackOK {
+		return fmt.Errorf("%w: %s", ErrRejected, st)
+	}
+	return c.SetDeadline(time.Time{})
+}
+
+// runLink runs one link until it fails, p goes away, or the peer dials in
+// again; in the last case it returns the new connection. The reader is
+// stopped before runLink returns, so one peer's messages are never handled
+// by two goroutines at once.
+func (t *Transport) runLink(p *peer, c net.Conn) (next net.Conn) {
+	rdone := make(chan struct{})
+	var rerr error
+	if !t.goFunc(func() { defer close(rdone); rerr = t.readLoop(p, c) }) {
+		c.Close()
+		return nil
+	}
+	p.connected.Store(true)
+	t.log.Info("peer: link up", "peer", p.id, "remote", c.RemoteAddr())
+	next, werr := t.writeLoop(p, c, rdone)
+	p.connected.Store(false)
+	c.Close()
+	<-rdone
+	if werr == errReaderDone {
+		werr = rerr
+	}
+	t.logLinkDown(p.id, werr)
+	return next
+}
+
+func (t *Transport) logLinkDown(id uint64, err error) {
+	var ne net.Error
+	level := slog.LevelInfo
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, net.ErrClosed):
+		level = slog.LevelDebug
+	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrFrameTooLarge),
+		errors.As(err, &ne) && ne.Timeout():
+		level = slog.LevelWarn
+	}
+	t.log.Log(context.Background(), level, "peer: link down", "peer", id, "err", err)
+}
+
+// writeLoop sends p's queued messages, and heartbeats when there are none,
+// until something ends the link.
+func (t *Transport) writeLoop(p *peer, c net.Conn, rdone <-chan struct{}) (net.Conn, error) {
+	bw := bufio.NewWriterSize(timedConn{Conn: c, write: t.cfg.WriteTimeout}, writeBufSize)
+	hb := time.NewTimer(t.cfg.HeartbeatInterval)
+	defer hb.Stop()
+	var kick <-chan struct{}
+	if p.dials {
+		kick = p.kick
+	}
+	for {
+		select {
+		case m := <-p.queue:
+			if err := t.writeBatch(bw, p.queue, m); err != nil {
+				return nil, err
+			}
+		case <-hb.C:
+			if err := t.writeBatch(bw, nil, Message{Kind: kindHeartbeat}); err != nil {
+				return nil, err
+			}
+		case <-rdone:
+			return nil, errReaderDone
+		case nc := <-p.incoming:
+			return nc, errReplaced
+		case <-kick:
+			return nil, errAddrChanged
+		case <-p.ctx.Done():
+			return nil, p.ctx.Err()
+		}
+		hb.Reset(t.cfg.HeartbeatInterval)
+	}
+}
+
+// writeBatch writes m and whatever else is queued (at most QueueSize
+// messages, so a busy queue still gets flushed), then flushes: one syscall
+// for many small raft messages.
+func (t *Transport) writeBatch(bw *bufio.Writer, q <-chan Message, m Message) error {
+	for i := 1; ; i++ {
+		if err := writeFrame(bw, m.Kind, m.Data); err != nil {
+			return err
+		}
+		if i >= t.cfg.QueueSize {
+			break
+		}
+		var more bool
+		select {
+		case m, more = <-q:
+		default:
+		}
+		if !more {
+			break
+		}
+	}
+	return bw.Flush()
+}
+
+// timedConn renews a deadline before every read and every write of at most
+// ioChunk bytes. The timeouts thus mean "no progress for this long", not
+// "this frame took too long": a peer that stops reading is cut off, but a
+// 64 MiB frame on a slow, live link is not.
+type timedConn struct {
+	net.Conn
+	read, write time.Duration // 0: no deadline
+}
+
+const ioChunk = 256 << 10
+
+func (c timedConn) Read(p []byte) (int, error) {
+	if c.read > 0 {
+		if err := c.SetReadDeadline(time.Now().Add(c.read)); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Read(p)
+}
+
+func (c timedConn) Write(p []byte) (int, error) {
+	var n int
+	for len(p) > 0 {
+		chunk := p[:min(len(p), ioChunk)]
+		if c.write > 0 {
+			if err := c.SetWriteDeadline(time.Now().Add(c.write)); err != nil {
+				return n, err
+			}
+		}
+		m, err := c.Conn.Write(chunk)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
+}
+
+// readLoop delivers p's messages until the connection fails. The peer's
+// heartbeats keep the idle deadline from expiring on a quiet, healthy link.
+func (t *Transport) readLoop(p *peer, c net.Conn) error {
+	tc := timedConn{Conn: c, read: t.cfg.IdleTimeout}
+	fr := newFrameReader(bufio.NewReaderSize(tc, readBufSize), t.cfg.MaxFrame)
+	for {
+		kind, data, err := fr.next(nil)
+		if err != nil {
+			return err
+		}
+		if kind != kindHeartbeat {
+			t.cfg.Handler(p.id, Message{Kind: kind, Data: data})
+		}
+	}
+}
+
+// backoff is an exponential delay with jitter, so that servers restarted
+// together do not redial in lockstep.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// next returns a delay in [cur/2, cur) and doubles cur up to max.
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	}
+	d := b.cur/2 + rand.N(b.cur/2+1)
+	b.cur = min(2*b.cur, b.max)
+	return d
+}

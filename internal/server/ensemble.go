@@ -1,0 +1,149 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/zoohq/zoo/internal/peer"
+	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// Ensemble says which servers this one replicates with (zoo.cfg's
+// server.N lines and myid). The zero value is a standalone server.
+type Ensemble struct {
+	// Voters are the participants' ids, this server's among them.
+	Voters []uint64
+	// Peers are the other members' quorum addresses, by id.
+	Peers map[uint64]string
+	// Listener is this server's bound quorum port; the server owns it.
+	Listener net.Listener
+}
+
+func (e *Ensemble) enabled() bool { return len(e.Voters) > 1 }
+
+// peerLink adapts the peer transport to the replica's Transport.
+type peerLink struct{ t *peer.Transport }
+
+func (l peerLink) Send(to uint64, kind uint8, data []byte) bool {
+	return l.t.Send(to, peer.Message{Kind: kind, Data: data})
+}
+
+// startPeers builds the transport between the members; messages go to the
+// replica once it exists (start).
+func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
+	if e.Listener == nil {
+		return nil, fmt.Errorf("server: an ensemble of %d needs a quorum listener", len(e.Voters))
+	}
+	return peer.New(peer.Config{
+		ID:       uint64(s.cfg.ServerID),
+		Listener: e.Listener,
+		Peers:    e.Peers,
+		Logger:   s.log.With("component", "peer"),
+		Handler: func(from uint64, m peer.Message) {
+			s.rep.Receive(from, m.Kind, m.Data)
+		},
+	})
+}
+
+// In an ensemble only the leader expires sessions (DESIGN decision 8): the
+// others report the sessions they heard from every half tick, as Apache's
+// followers answer the leader's pings, and a new leader gives every
+// session a full timeout from when it took over.
+
+// followerTick reports activity on a server that does not lead, and
+// returns how long to wait before the next.
+func (s *Server) followerTick() time.Duration {
+	s.smu.Lock()
+	ids := make([]int64, 0, len(s.active))
+	for id := range s.active {
+		ids = append(ids, id)
+	}
+	clear(s.active)
+	s.smu.Unlock()
+	s.rep.ReportActivity(ids)
+	s.leading = false
+	return s.cfg.TickTime / 2
+}
+
+// takeOver restarts expiry tracking on a server that has just become the
+// leader: every live session is due one timeout from now.
+func (s *Server) takeOver() {
+	now := s.nowMs()
+	tr := session.New(int64(s.cfg.TickTime/time.Millisecond), now)
+	s.rep.Read(func(st *txn.State, _ int64) {
+		for id, info := range st.Sessions {
+			tr.Add(id, info.TimeoutMs, now)
+		}
+	})
+	s.smu.Lock()
+	s.tracker = tr
+	s.smu.Unlock()
+	s.leading = true
+	s.log.Info("leading: tracking session expiry", "sessions", tr.Len())
+}
+
+// onActivity touches the sessions another server heard from.
+func (s *Server) onActivity(ids []int64) {
+	now := s.nowMs()
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for _, id := range ids {
+		s.tracker.Touch(id, now)
+	}
+}
+
+// serving reports whether this server may take clients: standalone, or a
+// member that knows a leader. A member cut off from the quorum refuses
+// clients and drops the ones it has, so they move to a server in the
+// majority (Apache's followers shut their client service down likewise).
+func (s *Server) serving() bool {
+	return !s.cfg.Ensemble.enabled() || s.rep.Leader() != 0
+}
+
+// checkQuorum closes every client connection once the server has been
+// without a leader for a whole election timeout.
+func (s *Server) checkQuorum() {
+	if s.serving() {
+		s.leaderless = time.Time{}
+		return
+	}
+	now := time.Now()
+	if s.leaderless.IsZero() {
+		s.leaderless = now
+		return
+	}
+	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
+		return
+	}
+	s.mu.RLock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.RUnlock()
+	if len(conns) > 0 {
+		s.log.Warn("no leader: closing client connections", "connections", len(conns))
+	}
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// Raft's clock is derived from tickTime: a heartbeat every tickTime/20
+// (100ms at the default 2000), an election after 10 to 20 of those. A
+// failed leader is replaced within about tickTime, sooner than Apache's
+// syncLimit × tickTime for a follower to give up on its leader.
+const electionTicks = 10
+
+func raftTick(tickTime time.Duration) time.Duration {
+	return max(tickTime/20, 5*time.Millisecond)
+}
+
+func electionTimeout(tickTime time.Duration) time.Duration {
+	return raftTick(tickTime) * electionTicks
+}
+
+var _ replica.Transport = peerLink{}
