@@ -1,0 +1,332 @@
+package crashtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/zk"
+)
+
+// member is one zoo server process of a multi-process ensemble.
+type member struct {
+	t       *testing.T
+	id      int
+	dir     string
+	addr    string // client address
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	starts  int
+	logPath string
+}
+
+// startEnsemble writes zoo.cfg and myid for n members on loopback ports
+// and starts them all, as an operator would with Apache's files.
+func startEnsemble(t *testing.T, n int) []*member {
+	t.Helper()
+	var lines []string
+	ms := make([]*member, n)
+	for i := range ms {
+		id := i + 1
+		ms[i] = &member{t: t, id: id, dir: t.TempDir()}
+		ms[i].addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", id, freePort(t), freePort(t)))
+	}
+	for _, m := range ms {
+		_, port, _ := net.SplitHostPort(m.addr)
+		cfg := fmt.Sprintf(`tickTime=200
+initLimit=10
+syncLimit=5
+minSessionTimeout=400
+dataDir=%s
+clientPort=%s
+clientPortAddress=127.0.0.1
+snapCount=50
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr
+%s
+`, m.dir, port, strings.Join(lines, "\n"))
+		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(m.dir, "myid"), []byte(strconv.Itoa(m.id)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.stop)
+	}
+	for _, m := range ms {
+		m.start()
+	}
+	return ms
+}
+
+func (m *member) start() {
+	m.t.Helper()
+	m.starts++
+	m.logPath = filepath.Join(m.dir, fmt.Sprintf("server-%02d.log", m.starts))
+	logFile, err := os.Create(m.logPath)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(zooBin, "server", filepath.Join(m.dir, "zoo.cfg"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.cmd, m.exited = cmd, make(chan struct{})
+	go func(done chan struct{}) {
+		_ = cmd.Wait()
+		close(done)
+	}(m.exited)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (m *member) kill() {
+	m.t.Helper()
+	select {
+	case <-m.exited:
+		m.t.Fatalf("server %d exited on its own: %v\n%s", m.id, m.cmd.ProcessState, m.logTail())
+	default:
+	}
+	if err := m.cmd.Process.Kill(); err != nil {
+		m.t.Fatal(err)
+	}
+	<-m.exited
+	m.cmd = nil
+}
+
+func (m *member) stop() {
+	if m.cmd != nil {
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+		m.cmd = nil
+	}
+}
+
+func (m *member) logTail() string {
+	b, _ := os.ReadFile(m.logPath)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
+
+// mode asks the member's srvr for its role ("leader", "follower"), or ""
+// if it does not answer or does not serve.
+func (m *member) mode() string {
+	c, err := net.DialTimeout("tcp", m.addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("srvr")); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(c)
+	for _, line := range strings.Split(string(b), "\n") {
+		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return mode
+		}
+	}
+	return ""
+}
+
+// leaderOf waits until the running members agree: one leader, the rest
+// followers. It returns the leader.
+func leaderOf(t *testing.T, ms []*member) *member {
+	t.Helper()
+	deadline := time.Now().Add(startDeadline)
+	for time.Now().Before(deadline) {
+		var lead *member
+		ok := true
+		for _, m := range ms {
+			if m.cmd == nil {
+				continue
+			}
+			switch m.mode() {
+			case "leader":
+				if lead != nil {
+					ok = false
+				}
+				lead = m
+			case "follower":
+			default:
+				ok = false
+			}
+		}
+		if ok && lead != nil {
+			return lead
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, m := range ms {
+		t.Logf("server %d:\n%s", m.id, m.logTail())
+	}
+	t.Fatal("the ensemble did not settle on a leader")
+	return nil
+}
+
+func connectString(ms []*member) string {
+	var addrs []string
+	for _, m := range ms {
+		addrs = append(addrs, m.addr)
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Ref: issue "The ensemble", multi-process tests: three zoo server
+// processes from zoo.cfg files; kill -9 of the leader and of a follower
+// under write load. Clients fail over, writes resume, and every
+// acknowledged write survives, on every server.
+func TestEnsembleKill9LosesNoAcknowledgedWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs zoo server processes")
+	}
+	ms := startEnsemble(t, 3)
+	leaderOf(t, ms)
+	c := connect(t, connectString(ms), writerTimeout)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, _, err := c.Create(ctx, "/ens", nil, zk.Persistent, acl); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var acked []string
+	write := func(ctx context.Context) error {
+		p, _, err := c.Create(ctx, "/ens/n-", nil, zk.PersistentSequential, acl)
+		if err == nil {
+			mu.Lock()
+			acked = append(acked, p)
+			mu.Unlock()
+		}
+		return err
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	victims := []string{"leader", "follower", "leader"}
+	for round, victim := range victims {
+		lead := leaderOf(t, ms)
+		target := lead
+		if victim == "follower" {
+			target = ms[0]
+			if target == lead {
+				target = ms[1]
+			}
+		}
+		stopWriters := startLoad(ctx, write)
+		waitAcked(t, &mu, &acked, count()+20)
+		killed := time.Now()
+		target.kill()
+		// The first write that succeeds after the kill: it may have to wait
+		// for an election and for the client to move.
+		if err := untilOK(ctx, write); err != nil {
+			t.Fatalf("round %d: no write succeeded after killing the %s: %v", round, victim, err)
+		}
+		t.Logf("round %d: kill -9 of the %s (server %d): first write after %v",
+			round, victim, target.id, time.Since(killed).Round(time.Millisecond))
+		waitAcked(t, &mu, &acked, count()+20)
+		stopWriters()
+		target.start()
+		leaderOf(t, ms)
+	}
+	verifyEnsemble(t, ms, acked)
+}
+
+// startLoad runs two writers until the returned function is called.
+// Their errors (ConnectionLoss during a failover) are expected.
+func startLoad(ctx context.Context, write func(context.Context) error) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_ = write(ctx)
+			}
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// untilOK retries op until it succeeds or ctx ends.
+func untilOK(ctx context.Context, op func(context.Context) error) error {
+	for {
+		err := op(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func waitAcked(t *testing.T, mu *sync.Mutex, acked *[]string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		got := len(*acked)
+		mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d writes acknowledged; want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// verifyEnsemble reads /ens's children from each member, after a sync,
+// and checks that every acknowledged create is there and that all members
+// hold the same children.
+func verifyEnsemble(t *testing.T, ms []*member, acked []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var first []string
+	for _, m := range ms {
+		c := connect(t, m.addr, writerTimeout)
+		if err := c.Sync(ctx, "/ens"); err != nil {
+			t.Fatalf("sync on server %d: %v", m.id, err)
+		}
+		kids, _, err := c.Children(ctx, "/ens")
+		c.Close()
+		if err != nil {
+			t.Fatalf("children on server %d: %v", m.id, err)
+		}
+		sort.Strings(kids)
+		for _, p := range acked {
+			if _, ok := slices.BinarySearch(kids, strings.TrimPrefix(p, "/ens/")); !ok {
+				t.Fatalf("server %d lacks acknowledged %s", m.id, p)
+			}
+		}
+		if first == nil {
+			first = kids
+		} else if !slices.Equal(first, kids) {
+			t.Fatalf("server %d has %d children; server 1 has %d", m.id, len(kids), len(first))
+		}
+	}
+	t.Logf("%d acknowledged writes on all %d servers", len(acked), len(ms))
+}
+
