@@ -329,4 +329,3 @@ func verifyEnsemble(t *testing.T, ms []*member, acked []string) {
 	}
 	t.Logf("%d acknowledged writes on all %d servers", len(acked), len(ms))
 }
-
