@@ -73,6 +73,9 @@ type Options struct {
 type Target struct {
 	Name  string
 	Start func(t testing.TB, o Options) (addr string, stop func())
+	// Mode is what srvr says of the server at addr; empty means
+	// "standalone".
+	Mode string
 }
 
 // targets holds every registered target, in registration order.

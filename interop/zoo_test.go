@@ -15,25 +15,7 @@ import (
 func init() { register(Target{Name: "zoo", Start: startZoo}) }
 
 func startZoo(t testing.TB, o Options) (string, func()) {
-	tick := 2000
-	if o.TickTimeMs > 0 {
-		tick = o.TickTimeMs
-	}
-	cfg := server.Config{
-		Logger:            slog.New(slog.DiscardHandler),
-		TickTime:          time.Duration(tick) * time.Millisecond,
-		MinSessionTimeout: int32(o.MinSessionTimeoutMs),
-		MaxSessionTimeout: int32(o.MaxSessionTimeoutMs),
-		SuperDigest:       o.SuperDigest,
-		ExtendedTypes:     o.ExtendedTypes,
-		EnforceQuota:      o.EnforceQuota,
-		FourLetterWords:   []string{"*"},
-		Version:           "3.9.2-zoo",
-	}
-	if o.ContainerCheckIntervalMs > 0 {
-		cfg.ContainerCheck = time.Duration(o.ContainerCheckIntervalMs) * time.Millisecond
-	}
-	srv, err := server.New(cfg)
+	srv, err := server.New(zooConfig(o))
 	if err != nil {
 		t.Fatalf("zoo: new server: %v", err)
 	}
@@ -52,4 +34,27 @@ func startZoo(t testing.TB, o Options) (string, func()) {
 		<-served
 	}
 	return ln.Addr().String(), stop
+}
+
+// zooConfig is the server configuration for Options.
+func zooConfig(o Options) server.Config {
+	tick := 2000
+	if o.TickTimeMs > 0 {
+		tick = o.TickTimeMs
+	}
+	cfg := server.Config{
+		Logger:            slog.New(slog.DiscardHandler),
+		TickTime:          time.Duration(tick) * time.Millisecond,
+		MinSessionTimeout: int32(o.MinSessionTimeoutMs),
+		MaxSessionTimeout: int32(o.MaxSessionTimeoutMs),
+		SuperDigest:       o.SuperDigest,
+		ExtendedTypes:     o.ExtendedTypes,
+		EnforceQuota:      o.EnforceQuota,
+		FourLetterWords:   []string{"*"},
+		Version:           "3.9.2-zoo",
+	}
+	if o.ContainerCheckIntervalMs > 0 {
+		cfg.ContainerCheck = time.Duration(o.ContainerCheckIntervalMs) * time.Millisecond
+	}
+	return cfg
 }
