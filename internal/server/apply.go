@@ -53,8 +53,10 @@ func (s *Server) onApply(ev replica.Event) {
 		}
 	case replica.Dropped:
 		if p := s.takePending(ev.Tag); p != nil {
-			// The client sees ConnectionLoss and retries elsewhere; the
-			// request was never applied.
+			// The client sees ConnectionLoss and retries elsewhere. The
+			// request was not applied here and may never be; in an
+			// ensemble whose leader changed it may still apply later,
+			// which is what ConnectionLoss allows.
 			p.conn.close()
 			if p.connect == nil {
 				p.conn.release()
