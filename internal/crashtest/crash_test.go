@@ -223,8 +223,11 @@ func (s *server) kill() {
 	s.cmd = nil
 }
 
-func (s *server) logTail() string {
-	b, _ := os.ReadFile(s.logPath)
+func (s *server) logTail() string { return tail(s.logPath) }
+
+// tail returns the end of a server's log, for a failure message.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
 	if len(b) > 4000 {
 		b = b[len(b)-4000:]
 	}

@@ -115,13 +115,7 @@ func (m *member) stop() {
 	}
 }
 
-func (m *member) logTail() string {
-	b, _ := os.ReadFile(m.logPath)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
-}
+func (m *member) logTail() string { return tail(m.logPath) }
 
 // mode asks the member's srvr for its role ("leader", "follower"), or ""
 // if it does not answer or does not serve.
