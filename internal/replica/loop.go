@@ -126,13 +126,14 @@ func (r *Replica) propose() {
 	}
 }
 
-// observeLeader notices a change of leader. Whatever this server had in
-// flight with the old one may or may not commit: every such request fails
-// (its client sees ConnectionLoss, which means just that), and prep starts
-// afresh (DESIGN decision 5).
+// observeLeader notices a change of leader, or of term under the same
+// leader (it stepped down and was elected again: its uncommitted entries
+// may have been replaced). Whatever this server had in flight may or may
+// not commit: every such request fails (its client sees ConnectionLoss,
+// which means just that), and prep starts afresh (DESIGN decision 5).
 func (r *Replica) observeLeader(lead, term uint64) {
-	r.term.Store(term)
-	if lead == r.lastLead {
+	prevTerm := r.term.Swap(term)
+	if lead == r.lastLead && (term == prevTerm || lead == raft.None) {
 		return
 	}
 	r.cfg.Logger.Info("leader changed", "from", r.lastLead, "to", lead, "term", term)
