@@ -31,7 +31,7 @@ func (l peerLink) Send(to uint64, kind uint8, data []byte) bool {
 	return l.t.Send(to, peer.Message{Kind: kind, Data: data})
 }
 
-// startPeers builds the transport between the members; messages go to the
+// newPeers builds the transport between the members; messages go to the
 // replica once it exists (start).
 func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 	if e.Listener == nil {
