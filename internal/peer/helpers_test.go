@@ -6,12 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 const waitTimeout = 15 * time.Second
@@ -30,17 +31,8 @@ func TestMain(m *testing.M) {
 // transportGoroutines lists the goroutines a Transport started (via goFunc,
 // goLocked or SendStream) that are still alive.
 func transportGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	for _, g := range zktest.Goroutines() {
 		if strings.Contains(g, "created by github.com/zoohq/zoo/internal/peer.(*Transport)") {
 			out = append(out, g)
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // The tests in this package drive a real server over loopback with a raw
@@ -57,17 +59,8 @@ func checkGoroutines(base int, within time.Duration) error {
 // ourGoroutines returns the stacks of the goroutines, other than the
 // caller's, that run or were started by code of this module.
 func ourGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []string
-	for i, g := range strings.Split(string(buf), "\n\n") {
+	for i, g := range zktest.Goroutines() {
 		if i > 0 && strings.Contains(g, "github.com/zoohq/zoo/") {
 			out = append(out, g)
 		}
