@@ -71,15 +71,7 @@ func (r *Replica) Run() {
 			r.drain()
 		case in := <-r.recvc:
 			r.receive(in)
-			for i := 0; i < maxBatch; i++ {
-				select {
-				case in := <-r.recvc:
-					r.receive(in)
-					continue
-				default:
-				}
-				break
-			}
+			r.drainInbox()
 		case <-purgec:
 			r.purge()
 		case res := <-r.snapc:
@@ -101,6 +93,18 @@ func (r *Replica) drain() {
 		select {
 		case p := <-r.propc:
 			r.waiting = append(r.waiting, p)
+		default:
+			return
+		}
+	}
+}
+
+// drainInbox handles what else other members sent, without blocking.
+func (r *Replica) drainInbox() {
+	for i := 0; i < maxBatch; i++ {
+		select {
+		case in := <-r.recvc:
+			r.receive(in)
 		default:
 			return
 		}
