@@ -201,6 +201,7 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		DataDir:               c.DataDir,
 		DataLogDir:            c.DataLogDir,
 		SnapCount:             c.SnapCount,
+		CommitLogCount:        c.CommitLogCount,
 		SnapRetainCount:       c.SnapRetainCount,
 		PurgeInterval:         time.Duration(max(c.PurgeInterval, 0)) * time.Hour,
 		NoSync:                !c.ForceSync,

@@ -83,9 +83,13 @@ type Config struct {
 	QuorumListenOnAllIPs bool
 	SyncEnabled          bool // observers log and snapshot; default true
 
-	SnapRetainCount     int // autopurge.snapRetainCount, at least 3
-	PurgeInterval       int // autopurge.purgeInterval in hours; 0 disables
-	SnapCount           int // txns between snapshots
+	SnapRetainCount int // autopurge.snapRetainCount, at least 3
+	PurgeInterval   int // autopurge.purgeInterval in hours; 0 disables
+	SnapCount       int // txns between snapshots
+	// CommitLogCount is how many committed txns the leader keeps in
+	// memory behind its snapshot for followers that lag (commitLogCount,
+	// Apache's zookeeper.commitLogCount); 0 is Zoo's default, 10000.
+	CommitLogCount      int
 	PreAllocSizeKB      int64
 	ForceSync           bool   // fsync the log; default true
 	SnapshotCompression string // snapshot.compression.method: "", "gz" or "snappy"

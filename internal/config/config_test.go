@@ -65,7 +65,7 @@ func compare(t *testing.T, c *Config, want map[string]any) {
 		"DataLogDir": c.DataLogDir, "ClientPort": c.ClientPort, "ClientPortAddress": c.ClientPortAddress,
 		"MaxClientCnxns": c.MaxClientCnxns, "MinSessionTimeout": c.MinSessionTimeout,
 		"MaxSessionTimeout": c.MaxSessionTimeout, "SnapRetainCount": c.SnapRetainCount,
-		"PurgeInterval": c.PurgeInterval, "SnapCount": c.SnapCount, "Distributed": c.Distributed(),
+		"PurgeInterval": c.PurgeInterval, "SnapCount": c.SnapCount, "CommitLogCount": c.CommitLogCount, "Distributed": c.Distributed(),
 		"ClientAddr": c.ClientAddr(), "JuteMaxBuffer": c.JuteMaxBuffer,
 		"JuteMaxBufferExtraSize": c.JuteMaxBufferExtraSize, "FourLetterWords": c.FourLetterWords,
 		"AdminEnableServer": c.AdminEnableServer, "AdminAddr": c.AdminAddr(), "Warnings": len(c.Warnings),
@@ -122,6 +122,7 @@ clientPortListenBacklog = 128
 autopurge.snapRetainCount = 5
 autopurge.purgeInterval = 24
 snapCount = 5000
+commitLogCount = 500
 preAllocSize = 1024
 forceSync = no
 snapshot.compression.method = gz
@@ -152,7 +153,7 @@ metricsProvider.httpPort = 7000
 		"TickTime": 500, "InitLimit": 4, "SyncLimit": 3, "DataDir": "/data", "DataLogDir": "/log",
 		"ClientAddr": "127.0.0.1:2191", "MaxClientCnxns": 0, "MaxCnxns": 500, "MinSessionTimeout": 1000,
 		"MaxSessionTimeout": 9000, "ClientPortListenBacklog": 128, "SnapRetainCount": 5, "PurgeInterval": 24,
-		"SnapCount": 5000, "PreAllocSizeKB": int64(1024), "ForceSync": false, "SnapshotCompression": "gz",
+		"SnapCount": 5000, "CommitLogCount": 500, "PreAllocSizeKB": int64(1024), "ForceSync": false, "SnapshotCompression": "gz",
 		"GlobalOutstandingLimit": 10, "JuteMaxBuffer": 0x400000, "JuteMaxBufferExtraSize": 2048,
 		"FourLetterWords": []string{"srvr", "ruok", "mntr"}, "AdminEnableServer": false,
 		"AdminAddr": "127.0.0.2:9090", "AdminIdleTimeout": 1000, "AdminCommandURL": "/cmds",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/snap"
@@ -13,10 +14,6 @@ import (
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/wal"
 )
-
-// ErrSnapshotReceived means raft handed the loop a snapshot from a leader,
-// which a one-voter group never does; installing one is not implemented.
-var ErrSnapshotReceived = errors.New("replica: installing a leader's snapshot is not implemented")
 
 // recover opens the WAL in Config.Dir, loads the snapshot its newest marker
 // names into Config.State and builds the raft storage over what the log
@@ -102,8 +99,10 @@ func (r *Replica) persist(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Sn
 		r.persistMemory(hs, ents, sn)
 		return nil
 	}
-	if sn.Metadata.Index > 0 {
-		return ErrSnapshotReceived
+	if !raft.IsEmptySnap(sn) {
+		if err := r.disk.ApplySnapshot(sn); err != nil {
+			return err
+		}
 	}
 	return r.disk.Save(hs, ents)
 }
@@ -242,12 +241,17 @@ func (r *Replica) snapshotDone(res snapResult) error {
 		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", res.err)
 		return nil
 	}
-	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); err != nil {
+	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); errors.Is(err, raft.ErrSnapOutOfDate) {
+		// A snapshot from the leader was installed while this one was
+		// being walked: it is older, and may mix the two states.
+		r.cfg.Logger.Info("snapshot superseded by the leader's", "index", meta.Index)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("replica: snapshot marker at %d: %w", meta.Index, err)
 	}
 	// Keep some entries behind the snapshot in memory, for followers
 	// that lag a little: sending them a snapshot costs far more.
-	if to := meta.Index - min(meta.Index, keepEntries); to > r.compacted {
+	if to := meta.Index - min(meta.Index, uint64(r.cfg.TrailingEntries)); to > r.compacted {
 		if err := r.disk.Compact(to); err != nil {
 			r.cfg.Logger.Warn("log compaction", "index", to, "err", err)
 		} else {

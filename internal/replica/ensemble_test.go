@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ type network struct {
 	members map[uint64]*Replica
 	links   map[[2]uint64]chan inbound
 	cut     map[[2]uint64]bool
+	streams int // snapshot streams sent
 	wg      sync.WaitGroup
 	stop    chan struct{}
 }
@@ -67,6 +69,20 @@ func (e endpoint) Send(to uint64, kind uint8, data []byte) bool {
 	}
 }
 
+// SendStream hands the snapshot to the receiver at once, on the
+// sender's goroutine, unless the link is cut.
+func (e endpoint) SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error {
+	n := e.n
+	n.mu.Lock()
+	r, cut := n.members[to], n.cut[[2]uint64{e.from, to}]
+	n.streams++
+	n.mu.Unlock()
+	if r == nil || cut {
+		return fmt.Errorf("no link to %d", to)
+	}
+	return r.ReceiveSnapshot(e.from, header, body)
+}
+
 func (n *network) deliver(to uint64, q chan inbound) {
 	defer n.wg.Done()
 	for {
@@ -99,11 +115,14 @@ func (n *network) isolate(id uint64, cut bool) {
 // member is one replica of an in-process ensemble, as a test sees it.
 type member struct {
 	r      *Replica
+	cfg    Config
 	events chan Event
 	done   chan struct{}
 }
 
-func startEnsemble(t *testing.T, size int) (*network, []*member) {
+// startEnsemble starts size replicas on a network; opts adjust each one's
+// Config.
+func startEnsemble(t *testing.T, size int, opts ...func(*Config)) (*network, []*member) {
 	t.Helper()
 	n := newNetwork(t)
 	var voters []uint64
@@ -112,37 +131,24 @@ func startEnsemble(t *testing.T, size int) (*network, []*member) {
 	}
 	var ms []*member
 	for _, id := range voters {
-		m := &member{events: make(chan Event, 8192), done: make(chan struct{})}
-		state := txn.NewState(tree.New())
-		r, err := New(Config{
+		m := &member{events: make(chan Event, 8192)}
+		m.cfg = Config{
 			ID:            id,
 			Tick:          5 * time.Millisecond,
 			ElectionTicks: 10,
-			State:         state,
-			Prep:          txn.NewPrepper(state, txn.PrepConfig{}),
 			OnApply:       func(ev Event) { m.events <- ev },
 			Now:           func() int64 { return 1000 },
 			Voters:        voters,
 			Transport:     endpoint{n: n, from: id},
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-		m.r = r
-		n.mu.Lock()
-		n.members[id] = r
-		n.mu.Unlock()
+		for _, o := range opts {
+			o(&m.cfg)
+		}
 		ms = append(ms, m)
 	}
 	for _, m := range ms {
-		go func() {
-			m.r.Run()
-			close(m.done)
-		}()
-		t.Cleanup(func() {
-			m.r.Stop()
-			<-m.done
-		})
+		m.start(t, n)
+		t.Cleanup(m.stop)
 	}
 	// The session the test's requests run in, created through a follower.
 	leader(t, ms)
@@ -153,6 +159,32 @@ func startEnsemble(t *testing.T, size int) (*network, []*member) {
 		t.Fatalf("createSession: %v %+v", ev.Kind, ev.Result)
 	}
 	return n, ms
+}
+
+// start makes the member's replica from its Config, over a fresh state
+// (or what its Dir holds), joins it to the network and runs it.
+func (m *member) start(t *testing.T, n *network) {
+	t.Helper()
+	cfg := m.cfg
+	cfg.State = txn.NewState(tree.New())
+	cfg.Prep = txn.NewPrepper(cfg.State, txn.PrepConfig{})
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.r, m.done = r, make(chan struct{})
+	n.mu.Lock()
+	n.members[cfg.ID] = r
+	n.mu.Unlock()
+	go func(done chan struct{}) {
+		r.Run()
+		close(done)
+	}(m.done)
+}
+
+func (m *member) stop() {
+	m.r.Stop()
+	<-m.done
 }
 
 // leader waits until exactly one of ms leads and may prep, and the others
@@ -371,4 +403,85 @@ func TestEnsembleLeaderChange(t *testing.T) {
 			t.Error("the old leader did not catch up with /after")
 		}
 	})
+}
+
+// Ref: issue "The ensemble": a follower too far behind for the entries the
+// leader keeps gets a snapshot (raft MsgSnap) made of the snapshot file,
+// then the log after it, and ends with the same state as the others; with
+// a Dir, it recovers that state after a restart.
+func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		name := "memory"
+		if durable {
+			name = "durable"
+		}
+		t.Run(name, func(t *testing.T) {
+			n, ms := startEnsemble(t, 3, func(c *Config) {
+				c.TrailingEntries = 20
+				if durable {
+					c.Dir = t.TempDir()
+					c.SnapCount = 40
+				}
+			})
+			lead := leader(t, ms)
+			f := ms[0]
+			if f == lead {
+				f = ms[1]
+			}
+			n.isolate(f.r.ID(), true)
+			ctx := context.Background()
+			const writes = 300
+			for i := range writes {
+				if err := lead.r.Submit(ctx, create(fmt.Sprintf("/n%03d", i)), uint64(i+1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range writes {
+				if ev := lead.await(t, uint64(i+1)); ev.Kind != Applied || ev.Result.Err != jute.OK {
+					t.Fatalf("write %d: %v %+v", i, ev.Kind, ev.Result)
+				}
+			}
+			n.isolate(f.r.ID(), false)
+			converge(t, ms)
+			n.mu.Lock()
+			streams := n.streams
+			n.mu.Unlock()
+			if streams == 0 {
+				t.Fatal("the follower caught up without a snapshot: the test does not test one")
+			}
+			if !sawRestored(f) {
+				t.Error("the follower installed a snapshot without telling the server (Restored)")
+			}
+			// The log goes on after the snapshot.
+			if err := lead.r.Submit(ctx, create("/after"), 1000); err != nil {
+				t.Fatal(err)
+			}
+			lead.await(t, 1000)
+			converge(t, ms)
+			if !durable {
+				return
+			}
+			want, _ := f.digest()
+			f.stop()
+			f.start(t, n)
+			if got, _ := f.digest(); got != want {
+				t.Fatalf("after a restart the follower's digest is %x; before, %x", got, want)
+			}
+			converge(t, ms)
+		})
+	}
+}
+
+// sawRestored reports whether m's events so far include Restored.
+func sawRestored(m *member) bool {
+	for {
+		select {
+		case ev := <-m.events:
+			if ev.Kind == Restored {
+				return true
+			}
+		default:
+			return false
+		}
+	}
 }

@@ -16,16 +16,14 @@ import (
 // of requests still lets ticks and Readies through.
 const maxBatch = 512
 
-// keepEntries is how many applied entries stay in memory behind the
-// applied index before they are compacted away.
-const keepEntries = 10000
-
 // Run is the loop. It returns when Stop is called.
 // If the log cannot be written it returns early, with Err set.
 func (r *Replica) Run() {
 	defer close(r.donec)
 	defer r.closeLog()
 	defer r.finishSnapshot() // before the log closes
+	defer r.streams.Wait()   // stopc is closed by then: no sender blocks
+	defer r.streamCancel()
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
 	var purgec <-chan time.Time
@@ -74,6 +72,9 @@ func (r *Replica) Run() {
 			r.drainInbox()
 		case <-purgec:
 			r.purge()
+		case s := <-r.snapSentc:
+			delete(r.streaming, s.to)
+			r.rn.ReportSnapshot(s.to, s.status)
 		case res := <-r.snapc:
 			if err := r.snapshotDone(res); err != nil {
 				r.fail(err)
@@ -215,6 +216,8 @@ func (r *Replica) startSync(tag uint64) {
 // receive handles a message from another member.
 func (r *Replica) receive(in inbound) {
 	switch in.kind {
+	case kindSnapshot:
+		r.receiveSnapshot(in)
 	case KindRaft:
 		var m raftpb.Message
 		if err := m.Unmarshal(in.data); err != nil {
@@ -244,6 +247,10 @@ func (r *Replica) send(msgs []raftpb.Message) {
 		if m.To == r.cfg.ID || r.cfg.Transport == nil {
 			continue // raft handles its own (storage writes are synchronous)
 		}
+		if m.Type == raftpb.MsgSnap {
+			r.sendSnapshot(*m)
+			continue
+		}
 		data, err := m.Marshal()
 		if err != nil {
 			r.cfg.Logger.Error("encoding a raft message", "err", err)
@@ -255,15 +262,6 @@ func (r *Replica) send(msgs []raftpb.Message) {
 	}
 }
 
-// noSnapshots is raft's Storage that has no snapshot to send: a follower
-// too far behind waits (raft retries) instead of raft panicking on an
-// empty one. Sending snapshot files to followers is not implemented yet.
-type noSnapshots struct{ raft.Storage }
-
-func (noSnapshots) Snapshot() (raftpb.Snapshot, error) {
-	return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
-}
-
 // processReady handles Readies in raft's order: persist, send, apply,
 // Advance. An error means the log cannot be written: nothing of that Ready
 // was applied or acknowledged.
@@ -272,6 +270,11 @@ func (r *Replica) processReady() error {
 		rd := r.rn.Ready()
 		if err := r.persist(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 			return err
+		}
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			if err := r.install(rd.Snapshot); err != nil {
+				return err
+			}
 		}
 		// Sent only after the fsync: a vote or an append acknowledged
 		// must survive a crash.
@@ -411,16 +414,24 @@ func (r *Replica) completeSyncs() {
 	}
 }
 
-// compact drops applied entries from memory. No follower needs them: the
-// group has one voter.
+// compact drops applied entries from memory, without a Dir, keeping
+// Config.TrailingEntries for followers that lag a little. raft must have
+// a snapshot to send the others instead: it is taken at the applied index
+// without data, which a stream makes when it is sent (streamSnapshot).
 func (r *Replica) compact() {
 	if r.storage == nil {
 		return // the durable log compacts at snapshots
 	}
-	if r.applied < r.compacted+2*keepEntries {
+	keep := uint64(r.cfg.TrailingEntries)
+	if r.applied < r.compacted+2*keep {
 		return
 	}
-	to := r.applied - keepEntries
+	cs := r.confState
+	if _, err := r.storage.CreateSnapshot(r.applied, &cs, nil); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		r.cfg.Logger.Warn("raft snapshot", "err", err)
+		return
+	}
+	to := r.applied - keep
 	if err := r.storage.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		r.cfg.Logger.Warn("raft compact", "err", err)
 		return

@@ -24,6 +24,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -54,6 +55,11 @@ const (
 	// Dropped: a request submitted here was not proposed (no leader, or the
 	// replica is stopping). Its txn will never be applied.
 	Dropped
+	// Restored: the state was replaced by a snapshot from the leader, at
+	// Zxid. Changes between the previous state and it were never applied
+	// one by one, so no watch saw them: the server makes its clients
+	// reconnect, which re-registers their watches against the new state.
+	Restored
 )
 
 // Event is what the loop reports to OnApply.
@@ -133,13 +139,26 @@ type Config struct {
 	// OnActivity is told of the sessions another server heard from, for
 	// the leader's expiry tracking. It runs on the transport's goroutine.
 	OnActivity func(ids []int64)
+	// TrailingEntries is how many applied entries stay in memory behind
+	// the newest snapshot, so that a follower lagging by fewer gets them
+	// rather than a whole snapshot (Apache's zookeeper.commitLogCount
+	// plays this part); 0 means DefaultTrailingEntries.
+	TrailingEntries int
 }
+
+// DefaultTrailingEntries is Config.TrailingEntries's default.
+const DefaultTrailingEntries = 10000
 
 // Transport sends a message to another member. Send must not block: a
 // message it cannot queue is dropped and Send reports false, which raft
 // copes with (it is told the peer is unreachable and retries).
+//
+// SendStream sends a large payload (a snapshot) to a member beside the
+// message traffic, and returns once the receiver's ReceiveSnapshot has
+// returned, with its error; cancelling ctx abandons it.
 type Transport interface {
 	Send(to uint64, kind uint8, data []byte) bool
+	SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error
 }
 
 // DefaultSnapCount is Apache's default snapCount.
@@ -179,6 +198,9 @@ func (c *Config) ensureDefaults() {
 	if c.Rand == nil {
 		c.Rand = rand.IntN
 	}
+	if c.TrailingEntries <= 0 {
+		c.TrailingEntries = DefaultTrailingEntries
+	}
 }
 
 // proposal is a request on its way to prep: one of this server's (origin
@@ -198,11 +220,15 @@ type prepped struct {
 	txn         *txn.Txn
 }
 
-// inbound is a message from another member for the loop.
+// inbound is a message from another member for the loop, or a received
+// snapshot (kindSnapshot), whose sender waits for done.
 type inbound struct {
 	from uint64
 	kind uint8
 	data []byte
+	msg  *raftpb.Message
+	snap *receivedSnap
+	done chan struct{}
 }
 
 // Replica is one server's member of the raft group.
@@ -247,6 +273,15 @@ type Replica struct {
 	snapNext    uint64           // applied index at which to snapshot next
 	snapBusy    bool             // a snapshot is being written
 	snapc       chan snapResult  // its result; capacity 1
+	received    *receivedSnap    // from the leader, for raft to hand back
+	streaming   map[uint64]bool  // followers a snapshot is being sent to
+
+	// Snapshot streams to followers: goroutines the loop starts and, as
+	// it ends, cancels (streamCtx) and waits for.
+	streams      sync.WaitGroup
+	streamCtx    context.Context
+	streamCancel context.CancelFunc
+	snapSentc    chan snapSent
 }
 
 type inflight struct {
@@ -281,15 +316,18 @@ func New(cfg Config) (*Replica, error) {
 		return nil, errors.New("replica: a group of several members needs a Transport")
 	}
 	r := &Replica{
-		cfg:      cfg,
-		state:    cfg.State,
-		propc:    make(chan proposal, cfg.MaxPending),
-		recvc:    make(chan inbound, 1024),
-		stopc:    make(chan struct{}),
-		donec:    make(chan struct{}),
-		inflight: make(map[uint64]inflight),
-		snapc:    make(chan snapResult, 1),
+		cfg:       cfg,
+		state:     cfg.State,
+		propc:     make(chan proposal, cfg.MaxPending),
+		recvc:     make(chan inbound, 1024),
+		stopc:     make(chan struct{}),
+		donec:     make(chan struct{}),
+		inflight:  make(map[uint64]inflight),
+		snapc:     make(chan snapResult, 1),
+		streaming: make(map[uint64]bool),
+		snapSentc: make(chan snapSent),
 	}
+	r.streamCtx, r.streamCancel = context.WithCancel(context.Background())
 	var (
 		storage raft.Storage
 		fresh   = true
@@ -308,7 +346,7 @@ func New(cfg Config) (*Replica, error) {
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
-		Storage:                   noSnapshots{storage},
+		Storage:                   storage,
 		Applied:                   r.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,

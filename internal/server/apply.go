@@ -63,6 +63,12 @@ func (s *Server) onApply(ev replica.Event) {
 			}
 			p.conn.writeDone()
 		}
+	case replica.Restored:
+		// The state jumped to a leader's snapshot: no watch saw the
+		// changes in between. Reconnecting clients re-register their
+		// watches with the zxid they last saw (setWatches), and get
+		// the events they missed, as after any move.
+		s.closeClients("installed a snapshot from the leader")
 	}
 }
 

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -31,6 +33,10 @@ func (l peerLink) Send(to uint64, kind uint8, data []byte) bool {
 	return l.t.Send(to, peer.Message{Kind: kind, Data: data})
 }
 
+func (l peerLink) SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error {
+	return l.t.SendStream(ctx, to, header, body)
+}
+
 // newPeers builds the transport between the members; messages go to the
 // replica once it exists (start).
 func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
@@ -44,6 +50,9 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 		Logger:   s.log.With("component", "peer"),
 		Handler: func(from uint64, m peer.Message) {
 			s.rep.Receive(from, m.Kind, m.Data)
+		},
+		OnStream: func(from uint64, header []byte, body io.Reader) error {
+			return s.rep.ReceiveSnapshot(from, header, body)
 		},
 	})
 }
@@ -118,6 +127,12 @@ func (s *Server) checkQuorum() {
 	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
 		return
 	}
+	s.closeClients("no leader")
+}
+
+// closeClients closes every client connection; the clients reconnect,
+// here or elsewhere, with their sessions.
+func (s *Server) closeClients(why string) {
 	s.mu.RLock()
 	conns := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
@@ -125,7 +140,7 @@ func (s *Server) checkQuorum() {
 	}
 	s.mu.RUnlock()
 	if len(conns) > 0 {
-		s.log.Warn("no leader: closing client connections", "connections", len(conns))
+		s.log.Warn("closing client connections", "why", why, "connections", len(conns))
 	}
 	for _, c := range conns {
 		c.close()

@@ -96,6 +96,10 @@ type Config struct {
 	// SnapCount is how many txns separate snapshots (snapCount); 0 is
 	// Apache's default, 100000.
 	SnapCount int
+	// CommitLogCount is how many applied txns the leader keeps in memory
+	// behind its snapshot, for followers that lag by fewer (commitLogCount);
+	// 0 is replica.DefaultTrailingEntries.
+	CommitLogCount int
 	// SnapRetainCount is how many snapshots are kept
 	// (autopurge.snapRetainCount, at least 3).
 	SnapRetainCount int
@@ -237,6 +241,7 @@ func New(cfg Config) (*Server, error) {
 		Now:             s.nowMs,
 		FS:              cfg.FS,
 		SnapCount:       cfg.SnapCount,
+		TrailingEntries: cfg.CommitLogCount,
 		SnapRetain:      cfg.SnapRetainCount,
 		PurgeInterval:   cfg.PurgeInterval,
 		NoSync:          cfg.NoSync,

@@ -1,0 +1,186 @@
+package replica
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zoohq/zoo/internal/snap"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// A follower too far behind for the entries the leader keeps in memory
+// (Config.TrailingEntries) gets a snapshot: raft emits a MsgSnap naming
+// the leader's newest snapshot (index, term, membership), and the loop
+// streams that snapshot's file beside it, off the link (Transport's
+// SendStream), so raft traffic keeps flowing. The follower stores and
+// verifies the file, then steps the MsgSnap; raft hands the snapshot back
+// in a Ready, the loop records it in the log (the WAL marker is the commit
+// point, as for its own snapshots) and installs the state. The log after
+// the snapshot follows as usual: a fuzzy snapshot plus the replay of the
+// idempotent txns after its label gives the exact state.
+
+// ErrBadSnapshotStream means a stream's header is not a raft MsgSnap.
+var ErrBadSnapshotStream = errors.New("replica: a snapshot stream must start with a MsgSnap")
+
+// snapSent is the outcome of a snapshot stream, for raft.
+type snapSent struct {
+	to     uint64
+	status raft.SnapshotStatus
+}
+
+// receivedSnap is a snapshot a leader sent, stored and verified, waiting
+// for raft to hand it back for installing.
+type receivedSnap struct {
+	meta  raftpb.SnapshotMetadata
+	state *txn.State
+}
+
+// sendSnapshot starts streaming the snapshot m names to its follower,
+// unless a stream to it is already under way (raft sends one at a time;
+// a second would only repeat it).
+func (r *Replica) sendSnapshot(m raftpb.Message) {
+	if r.streaming[m.To] {
+		return
+	}
+	r.streaming[m.To] = true
+	r.streams.Add(1)
+	go func() {
+		defer r.streams.Done()
+		status := raft.SnapshotFinish
+		if err := r.streamSnapshot(m); err != nil {
+			status = raft.SnapshotFailure
+			r.cfg.Logger.Warn("sending a snapshot failed", "to", m.To, "index", m.Snapshot.Metadata.Index, "err", err)
+		} else {
+			r.cfg.Logger.Info("sent a snapshot", "to", m.To, "index", m.Snapshot.Metadata.Index)
+		}
+		select {
+		case r.snapSentc <- snapSent{to: m.To, status: status}:
+		case <-r.stopc:
+		}
+	}()
+}
+
+// streamSnapshot sends m with the snapshot's bytes: the file, or without a
+// Dir a fuzzy walk of the live state labelled with m's index.
+func (r *Replica) streamSnapshot(m raftpb.Message) error {
+	meta := m.Snapshot.Metadata
+	m.Snapshot.Data = nil
+	header, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	var body io.Reader
+	if r.disk != nil {
+		f, err := r.cfg.FS.Open(filepath.Join(r.cfg.SnapDir, snap.Name(meta.Index)))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		body = f
+	} else {
+		var buf bytes.Buffer
+		w := snap.NewWriter(&buf, snap.Meta{Index: meta.Index, Term: meta.Term, Zxid: int64(meta.Index)}, snap.CompressNone)
+		if err := r.walkInto(w); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		body = &buf
+	}
+	return r.cfg.Transport.SendStream(r.streamCtx, m.To, header, body)
+}
+
+// ReceiveSnapshot takes a snapshot stream from the leader: header is the
+// MsgSnap, body the snapshot file. The file is stored and verified before
+// raft sees the message; it returns once raft has taken it, or with the
+// reason it was refused, which goes back to the sender.
+func (r *Replica) ReceiveSnapshot(from uint64, header []byte, body io.Reader) error {
+	var m raftpb.Message
+	if err := m.Unmarshal(header); err != nil || m.Type != raftpb.MsgSnap || m.Snapshot == nil || m.Snapshot.Metadata.Index == 0 {
+		return ErrBadSnapshotStream
+	}
+	meta := m.Snapshot.Metadata
+	var (
+		st  *txn.State
+		err error
+	)
+	if r.disk != nil {
+		_, st, err = snap.Receive(r.cfg.FS, r.cfg.SnapDir, meta.Index, body, snap.Options{Logger: r.cfg.Logger})
+	} else {
+		var b []byte
+		if b, err = io.ReadAll(body); err == nil {
+			_, st, err = snap.ReadBytes(b, meta.Index, snap.Options{})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("replica: snapshot at %d from %d: %w", meta.Index, from, err)
+	}
+	done := make(chan struct{})
+	in := inbound{from: from, kind: kindSnapshot, msg: &m, snap: &receivedSnap{meta: meta, state: st}, done: done}
+	select {
+	case r.recvc <- in:
+	case <-r.stopc:
+		return ErrStopped
+	}
+	select {
+	case <-done:
+		return nil
+	case <-r.stopc:
+		return ErrStopped
+	}
+}
+
+// kindSnapshot marks an inbound snapshot; it never travels as a message
+// kind of its own.
+const kindSnapshot uint8 = 0
+
+// receiveSnapshot steps a received MsgSnap, keeping its state for install.
+func (r *Replica) receiveSnapshot(in inbound) {
+	defer close(in.done)
+	r.received = in.snap
+	if err := r.rn.Step(*in.msg); err != nil {
+		r.cfg.Logger.Debug("raft step snapshot", "from", in.from, "err", err)
+	}
+}
+
+// install replaces the state with a snapshot raft has accepted (and the
+// log has recorded). Requests in flight here fail: what they were waiting
+// for may be inside the snapshot, unseen. The server is told (Restored),
+// so that clients whose watches saw none of the skipped changes move on.
+func (r *Replica) install(sn raftpb.Snapshot) error {
+	meta := sn.Metadata
+	rs := r.received
+	r.received = nil
+	var st *txn.State
+	switch {
+	case rs != nil && rs.meta.Index == meta.Index && rs.meta.Term == meta.Term:
+		st = rs.state
+	case r.disk != nil:
+		var err error
+		if _, st, err = snap.LoadFile(r.cfg.FS, r.cfg.SnapDir, snap.Name(meta.Index), snap.Options{}); err != nil {
+			return fmt.Errorf("replica: installing the snapshot at %d: %w", meta.Index, err)
+		}
+	default:
+		return fmt.Errorf("replica: raft handed back a snapshot at %d that was not received", meta.Index)
+	}
+	r.mu.Lock()
+	*r.state = *st // in place: the prepper holds this pointer
+	r.applied, r.appliedTerm = meta.Index, meta.Term
+	r.lastZxid.Store(int64(meta.Index))
+	r.mu.Unlock()
+	r.confState = meta.ConfState
+	r.compacted = meta.Index
+	r.snapNext = meta.Index + r.snapInterval()
+	r.dropAll()
+	r.cfg.Logger.Info("installed a snapshot from the leader", "index", meta.Index, "term", meta.Term,
+		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
+	r.cfg.OnApply(Event{Kind: Restored, Zxid: int64(meta.Index)})
+	return nil
+}
