@@ -154,12 +154,13 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 	if !ok {
 		return server.Ensemble{}, fmt.Errorf("myid %d (in %s) names no server.N line", cfg.MyID, cfg.DataDir)
 	}
-	e := server.Ensemble{Peers: map[uint64]string{}}
+	e := server.Ensemble{Peers: map[uint64]string{}, Membership: cfg.Membership()}
 	for _, s := range cfg.Servers {
-		if s.Type != config.Participant {
-			return server.Ensemble{}, fmt.Errorf("%s: server.%d is an observer: observers are not implemented yet", s.Pos, s.ID)
+		if s.Type == config.Observer {
+			e.Learners = append(e.Learners, uint64(s.ID))
+		} else {
+			e.Voters = append(e.Voters, uint64(s.ID))
 		}
-		e.Voters = append(e.Voters, uint64(s.ID))
 		if s.ID != self.ID {
 			e.Peers[uint64(s.ID)] = net.JoinHostPort(s.Host, strconv.Itoa(s.QuorumPort))
 		}
@@ -169,7 +170,8 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
 	e.Listener = ln
-	log.Info("ensemble member", "id", self.ID, "quorum", ln.Addr().String(), "voters", e.Voters)
+	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
+		"voters", e.Voters, "observers", e.Learners)
 	return e, nil
 }
 

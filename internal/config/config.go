@@ -244,6 +244,18 @@ func (c *Config) Self() (Server, bool) {
 	return Server{}, false
 }
 
+// Membership renders the ensemble as /zookeeper/config holds it in
+// Apache: a server.N line per member, in id order, then the config
+// version in hex ("version=0" for a static zoo.cfg).
+func (c *Config) Membership() string {
+	var b strings.Builder
+	for _, s := range c.Servers {
+		fmt.Fprintf(&b, "server.%d=%s\n", s.ID, s)
+	}
+	fmt.Fprintf(&b, "version=%x", c.ConfigVersion)
+	return b.String()
+}
+
 // Voters returns the participants' count.
 func (c *Config) Voters() int {
 	n := 0

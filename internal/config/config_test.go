@@ -457,3 +457,31 @@ func TestParseJavaDecode(t *testing.T) {
 		}
 	}
 }
+
+// Ref: Apache 3.8, a 3-participant + 1-observer ensemble from a static
+// zoo.cfg: get /zookeeper/config returns these lines (checked against
+// QuorumPeerMain on 2026-11-21), client addresses only where a line has one.
+func TestMembership(t *testing.T) {
+	c, perr := Parse("zoo.cfg", []byte(`dataDir=/d
+clientPort=2181
+server.2=127.0.0.1:40451:53343
+server.1=127.0.0.1:52417:53297
+server.3=127.0.0.1:37637:40337;127.0.0.1:2183
+server.4=127.0.0.1:47109:49573:observer
+`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	want := "server.1=127.0.0.1:52417:53297:participant\n" +
+		"server.2=127.0.0.1:40451:53343:participant\n" +
+		"server.3=127.0.0.1:37637:40337:participant;127.0.0.1:2183\n" +
+		"server.4=127.0.0.1:47109:49573:observer\n" +
+		"version=0"
+	if got := c.Membership(); got != want {
+		t.Errorf("Membership:\n%s\nwant:\n%s", got, want)
+	}
+	c.ConfigVersion = 0x100000000
+	if got := c.Membership(); !strings.HasSuffix(got, "\nversion=100000000") {
+		t.Errorf("Membership with a version ends %q", got[strings.LastIndex(got, "\n"):])
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"go.etcd.io/raft/v3"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
@@ -120,17 +123,26 @@ type member struct {
 	done   chan struct{}
 }
 
-// startEnsemble starts size replicas on a network; opts adjust each one's
-// Config.
+// startEnsemble starts size voting replicas on a network; opts adjust
+// each one's Config.
 func startEnsemble(t *testing.T, size int, opts ...func(*Config)) (*network, []*member) {
 	t.Helper()
+	return startGroup(t, size, 0, opts...)
+}
+
+// startGroup starts voters and then learners (ids after the voters').
+func startGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*network, []*member) {
+	t.Helper()
 	n := newNetwork(t)
-	var voters []uint64
+	var voters, learnerIDs []uint64
 	for i := 1; i <= size; i++ {
 		voters = append(voters, uint64(i))
 	}
+	for i := size + 1; i <= size+learners; i++ {
+		learnerIDs = append(learnerIDs, uint64(i))
+	}
 	var ms []*member
-	for _, id := range voters {
+	for _, id := range append(slices.Clone(voters), learnerIDs...) {
 		m := &member{events: make(chan Event, 8192)}
 		m.cfg = Config{
 			ID:            id,
@@ -139,6 +151,7 @@ func startEnsemble(t *testing.T, size int, opts ...func(*Config)) (*network, []*
 			OnApply:       func(ev Event) { m.events <- ev },
 			Now:           func() int64 { return 1000 },
 			Voters:        voters,
+			Learners:      learnerIDs,
 			Transport:     endpoint{n: n, from: id},
 		}
 		for _, o := range opts {
@@ -421,6 +434,7 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 				if durable {
 					c.Dir = t.TempDir()
 					c.SnapCount = 40
+					c.SegmentSize = 64 << 10 // a restart reads it all
 				}
 			})
 			lead := leader(t, ms)
@@ -441,6 +455,16 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 					t.Fatalf("write %d: %v %+v", i, ev.Kind, ev.Result)
 				}
 			}
+			// Snapshots are written in the background: wait for the one
+			// that drops the entries the follower needs.
+			behind := uint64(f.r.LastZxid()) + 1
+			deadline := time.Now().Add(10 * time.Second)
+			for lead.r.firstIndex() <= behind {
+				if time.Now().After(deadline) {
+					t.Fatalf("the leader kept its log from %d; the follower needs %d", lead.r.firstIndex(), behind)
+				}
+				time.Sleep(time.Millisecond)
+			}
 			n.isolate(f.r.ID(), false)
 			converge(t, ms)
 			n.mu.Lock()
@@ -449,9 +473,7 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 			if streams == 0 {
 				t.Fatal("the follower caught up without a snapshot: the test does not test one")
 			}
-			if !sawRestored(f) {
-				t.Error("the follower installed a snapshot without telling the server (Restored)")
-			}
+			awaitKind(t, f, Restored)
 			// The log goes on after the snapshot.
 			if err := lead.r.Submit(ctx, create("/after"), 1000); err != nil {
 				t.Fatal(err)
@@ -472,16 +494,79 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 	}
 }
 
-// sawRestored reports whether m's events so far include Restored.
-func sawRestored(m *member) bool {
+// awaitKind waits for an event of the kind on m.
+func awaitKind(t *testing.T, m *member, kind EventKind) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case ev := <-m.events:
-			if ev.Kind == Restored {
-				return true
+			if ev.Kind == kind {
+				return
 			}
-		default:
-			return false
+		case <-timeout:
+			t.Fatalf("replica %d: no event of kind %d within 10s", m.r.ID(), kind)
 		}
 	}
+}
+
+// firstIndex is the first entry the replica's raft storage still holds.
+func (r *Replica) firstIndex() uint64 {
+	var st raft.Storage = r.storage
+	if r.disk != nil {
+		st = r.disk
+	}
+	i, _ := st.FirstIndex()
+	return i
+}
+
+// Ref: issue "The ensemble": observers are raft learners: they replicate,
+// serve, forward their clients' writes and answer sync, but never vote,
+// so they neither lead nor make a quorum.
+func TestEnsembleObserver(t *testing.T) {
+	n, ms := startGroup(t, 3, 1)
+	obs := ms[3]
+	lead := leader(t, ms)
+	if lead == obs {
+		t.Fatal("the observer leads")
+	}
+	ctx := context.Background()
+	if err := obs.r.Submit(ctx, create("/via-observer"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if ev := obs.await(t, 1); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("write through the observer: %v %+v", ev.Kind, ev.Result)
+	}
+	if err := obs.r.Submit(ctx, txn.Request{Op: jute.OpSync, Record: &jute.PathRequest{Path: "/"}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if ev := obs.await(t, 2); ev.Kind != Synced {
+		t.Fatalf("sync on the observer: %v", ev.Kind)
+	}
+	converge(t, ms)
+
+	// Cut two voters off: the observer and the last voter are no quorum.
+	var cut []*member
+	for _, m := range ms[:3] {
+		if len(cut) < 2 {
+			n.isolate(m.r.ID(), true)
+			cut = append(cut, m)
+		}
+	}
+	if err := obs.r.Submit(ctx, create("/no-quorum"), 3); err != nil {
+		t.Fatal(err)
+	}
+	// Raft's CheckQuorum makes a cut-off leader step down within an
+	// election timeout; no write commits meanwhile.
+	if ev := obs.await(t, 3); ev.Kind != Dropped {
+		t.Fatalf("write without a quorum of voters: %v; want Dropped", ev.Kind)
+	}
+	for _, m := range cut {
+		n.isolate(m.r.ID(), false)
+	}
+	lead = leader(t, ms)
+	if lead == obs {
+		t.Fatal("the observer leads")
+	}
+	converge(t, ms)
 }

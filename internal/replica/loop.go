@@ -3,6 +3,7 @@ package replica
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -64,6 +65,7 @@ func (r *Replica) Run() {
 		select {
 		case <-ticker.C:
 			r.rn.Tick()
+			r.sinceLead++
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
@@ -118,6 +120,9 @@ func (r *Replica) drainInbox() {
 // leader instead; with no leader they wait.
 func (r *Replica) propose() {
 	st := r.rn.BasicStatus()
+	if st.Lead != raft.None && r.learnerLostLeader() {
+		st.Lead = raft.None
+	}
 	r.observeLeader(st.Lead, st.Term)
 	ready := st.RaftState == raft.StateLeader && r.appliedTerm == st.Term
 	r.leader.Store(ready)
@@ -129,6 +134,16 @@ func (r *Replica) propose() {
 	case st.Lead != raft.None && st.Lead != r.cfg.ID:
 		r.forwardAll(st.Lead)
 	}
+}
+
+// learnerLostLeader reports whether this replica is a learner that has not
+// heard from its leader for two election timeouts. A voter that stops
+// hearing from its leader campaigns, and raft forgets the leader; a
+// learner never campaigns, so raft would name a leader that stepped down
+// (it lost its quorum) until a new one is elected, and the learner's
+// clients would wait on it all that time.
+func (r *Replica) learnerLostLeader() bool {
+	return r.sinceLead > 2*r.cfg.ElectionTicks && slices.Contains(r.confState.Learners, r.cfg.ID)
 }
 
 // observeLeader notices a change of leader, or of term under the same
@@ -223,6 +238,9 @@ func (r *Replica) receive(in inbound) {
 		if err := m.Unmarshal(in.data); err != nil {
 			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
 			return
+		}
+		if m.From == r.lastLead || m.Type == raftpb.MsgApp || m.Type == raftpb.MsgHeartbeat || m.Type == raftpb.MsgSnap {
+			r.sinceLead = 0 // a leader's message, or the leader's
 		}
 		if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			r.cfg.Logger.Debug("raft step", "from", in.from, "type", m.Type, "err", err)

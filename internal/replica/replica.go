@@ -24,6 +24,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -129,6 +130,9 @@ type Config struct {
 	// It spreads snapshots (see snapInterval).
 	Rand func(n int) int
 
+	// Learners are the members that replicate without voting (zoo.cfg's
+	// observers); they take part in no election and no quorum.
+	Learners []uint64
 	// Voters is the membership a fresh log starts with (zoo.cfg's
 	// participants); empty means this server alone. Every member must be
 	// given the same list.
@@ -261,6 +265,7 @@ type Replica struct {
 	inflight    map[uint64]inflight // proposed or forwarded by us, by sequence
 	proposed    []prepped           // prepped here as leader, in log order
 	lastLead    uint64              // the leader as of the last loop turn
+	sinceLead   int                 // ticks since a message from a leader
 	unreachable []uint64            // peers a send failed to, for raft
 	seq         uint64              // of our last proposal
 	appliedSeq  uint64              // of our last proposal applied
@@ -312,7 +317,7 @@ func New(cfg Config) (*Replica, error) {
 	if len(cfg.Voters) == 0 {
 		cfg.Voters = []uint64{cfg.ID}
 	}
-	if len(cfg.Voters) > 1 && cfg.Transport == nil {
+	if len(cfg.Voters)+len(cfg.Learners) > 1 && cfg.Transport == nil {
 		return nil, errors.New("replica: a group of several members needs a Transport")
 	}
 	r := &Replica{
@@ -342,6 +347,14 @@ func New(cfg Config) (*Replica, error) {
 		}
 		storage = r.disk
 	}
+	if fresh {
+		// Only a fresh log: a recovered one holds the configuration in its
+		// snapshot or in ConfChange entries that raft hands back to apply.
+		if err := r.bootstrap(); err != nil {
+			r.closeLog()
+			return nil, err
+		}
+	}
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
@@ -356,15 +369,6 @@ func New(cfg Config) (*Replica, error) {
 		CheckQuorum:               true,
 		Logger:                    raftLogger{cfg.Logger},
 	})
-	if err == nil && fresh {
-		// Only a fresh log: a recovered one holds the configuration in its
-		// snapshot or in ConfChange entries that raft hands back to apply.
-		peers := make([]raft.Peer, len(cfg.Voters))
-		for i, id := range cfg.Voters {
-			peers[i] = raft.Peer{ID: id}
-		}
-		err = rn.Bootstrap(peers)
-	}
 	if err != nil {
 		r.closeLog()
 		return nil, err
@@ -379,6 +383,40 @@ func New(cfg Config) (*Replica, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// bootstrap starts a fresh log with the membership: a snapshot at index
+// 1, term 1, of the initial state, whose ConfState names the voters and
+// the learners. Every member starts from the same one, observers too
+// (raft's own Bootstrap knows only voters). With a Dir the snapshot is a
+// file like any other, and its marker the log's first record.
+func (r *Replica) bootstrap() error {
+	cs := raftpb.ConfState{Voters: r.cfg.Voters, Learners: r.cfg.Learners}
+	sn := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 1, Term: 1, ConfState: cs}}
+	// Term 1 is the bootstrap's, as in raft's Bootstrap: the first
+	// election is for term 2.
+	hs := raftpb.HardState{Term: 1, Commit: 1}
+	if r.disk == nil {
+		if err := r.storage.ApplySnapshot(sn); err != nil {
+			return err
+		}
+		_ = r.storage.SetHardState(hs) // in memory: cannot fail
+	} else {
+		meta := snap.Meta{Index: 1, Term: 1}
+		if _, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{Compression: r.cfg.SnapCompression}); err != nil {
+			return fmt.Errorf("replica: bootstrap: %w", err)
+		}
+		if err := r.disk.ApplySnapshot(sn); err != nil {
+			return fmt.Errorf("replica: bootstrap: %w", err)
+		}
+		if err := r.disk.Save(hs, nil); err != nil {
+			return fmt.Errorf("replica: bootstrap: %w", err)
+		}
+	}
+	r.applied, r.appliedTerm, r.compacted = 1, 1, 1
+	r.snapNext = r.applied + r.snapInterval()
+	r.confState = cs
+	return nil
 }
 
 // Submit hands a request to prep. It returns once the request is queued;

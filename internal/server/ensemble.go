@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/zoohq/zoo/internal/peer"
@@ -16,15 +17,24 @@ import (
 // Ensemble says which servers this one replicates with (zoo.cfg's
 // server.N lines and myid). The zero value is a standalone server.
 type Ensemble struct {
-	// Voters are the participants' ids, this server's among them.
+	// Voters are the participants' ids.
 	Voters []uint64
+	// Learners are the observers' ids: raft learners, which replicate
+	// and serve clients but never vote.
+	Learners []uint64
 	// Peers are the other members' quorum addresses, by id.
 	Peers map[uint64]string
 	// Listener is this server's bound quorum port; the server owns it.
 	Listener net.Listener
+	// Membership is what /zookeeper/config holds, in Apache's text form
+	// (config.Config.Membership); every member must be given the same.
+	Membership string
 }
 
-func (e *Ensemble) enabled() bool { return len(e.Voters) > 1 }
+func (e *Ensemble) enabled() bool { return len(e.Voters)+len(e.Learners) > 1 }
+
+// observer reports whether server id is one of the ensemble's observers.
+func (e *Ensemble) observer(id uint64) bool { return slices.Contains(e.Learners, id) }
 
 // peerLink adapts the peer transport to the replica's Transport.
 type peerLink struct{ t *peer.Transport }

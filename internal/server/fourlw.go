@@ -41,6 +41,8 @@ func (s *Server) mode() string {
 		return fourlw.ModeStandalone
 	case s.rep.Leader() == s.rep.ID():
 		return fourlw.ModeLeader
+	case s.cfg.Ensemble.observer(s.rep.ID()):
+		return fourlw.ModeObserver
 	default:
 		return fourlw.ModeFollower
 	}
@@ -223,9 +225,12 @@ func (s *Server) monitorQuorum(m *fourlw.Monitor, e Ensemble) {
 			connected++
 		}
 	}
-	if s.mode() == fourlw.ModeLeader {
+	switch s.mode() {
+	case fourlw.ModeLeader:
 		m.PeerState = "leading - broadcast"
 		m.Learners, m.SyncedFollowers = connected, connected
+	case fourlw.ModeObserver:
+		m.PeerState = "observing - broadcast"
 	}
 	m.Extra = append(m.Extra,
 		fourlw.KV{Key: "zoo_raft_term", Value: fmt.Sprint(s.rep.Term())},

@@ -258,7 +258,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.peers = peers
-		rcfg.Voters = e.Voters
+		rcfg.Voters, rcfg.Learners = e.Voters, e.Learners
+		// A fresh log's first snapshot holds the membership; a
+		// recovered state replaces this.
+		if _, err := state.Tree.SetData(tree.ConfigPath, []byte(e.Membership), -1, 0, 0); err != nil {
+			return nil, err
+		}
 		rcfg.Transport = peerLink{peers}
 		rcfg.OnActivity = s.onActivity
 		rcfg.Tick = raftTick(cfg.TickTime)

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/internal/zktest"
+	"github.com/zoohq/zoo/zk"
+)
+
+// startMembers starts an in-process ensemble of voters and then
+// observers (ids after the voters'), all given the same membership, and
+// returns their client addresses by id.
+func startMembers(t *testing.T, voters, observers int, membership string) map[uint64]*testServer {
+	t.Helper()
+	var vs, ls []uint64
+	quorum := map[uint64]net.Listener{}
+	addrs := map[uint64]string{}
+	for id := uint64(1); id <= uint64(voters+observers); id++ {
+		if id <= uint64(voters) {
+			vs = append(vs, id)
+		} else {
+			ls = append(ls, id)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		quorum[id], addrs[id] = ln, ln.Addr().String()
+	}
+	out := map[uint64]*testServer{}
+	for id, ln := range quorum {
+		peers := map[uint64]string{}
+		for other, a := range addrs {
+			if other != id {
+				peers[other] = a
+			}
+		}
+		cfg := baseConfig()
+		cfg.Logger = testLogger(t).With("server", id)
+		cfg.ServerID = int64(id)
+		cfg.TickTime = 200 * time.Millisecond
+		cfg.Ensemble = Ensemble{Voters: vs, Learners: ls, Peers: peers, Listener: ln, Membership: membership}
+		srv, err := New(cfg)
+		if err != nil {
+			t.Fatalf("server %d: %v", id, err)
+		}
+		cl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := &testServer{srv: srv, addr: cl.Addr().String(), served: make(chan error, 1)}
+		go func() { ts.served <- srv.Serve(cl) }()
+		t.Cleanup(func() {
+			if err := ts.shutdown(10 * time.Second); err != nil {
+				t.Error(err)
+			}
+		})
+		out[id] = ts
+	}
+	return out
+}
+
+// modeOf returns what srvr says of the server's role.
+func modeOf(addr string) string {
+	out, err := zktest.FourLetter(addr, "srvr", time.Second)
+	if err != nil {
+		return ""
+	}
+	_, after, _ := strings.Cut(out, "\nMode: ")
+	mode, _, _ := strings.Cut(after, "\n")
+	return mode
+}
+
+// Ref: issue "The ensemble": observers serve clients and forward writes but
+// never vote; srvr names the role; /zookeeper/config holds the membership
+// in Apache's text form on every member (as Apache 3.8 shows it for a
+// static zoo.cfg: see config.TestMembership).
+func TestObserverServesAndForwards(t *testing.T) {
+	const membership = "server.1=127.0.0.1:1:2:participant\nserver.2=127.0.0.1:3:4:participant\n" +
+		"server.3=127.0.0.1:5:6:participant\nserver.4=127.0.0.1:7:8:observer\nversion=0"
+	ms := startMembers(t, 3, 1, membership)
+	obs := ms[4]
+	waitFor(t, 20*time.Second, func() error {
+		if m := modeOf(obs.addr); m != "observer" {
+			return fmt.Errorf("the observer's srvr says mode %q", m)
+		}
+		return nil
+	})
+	leaders := 0
+	for id, ts := range ms {
+		waitFor(t, 20*time.Second, func() error {
+			switch m := modeOf(ts.addr); m {
+			case "leader", "follower", "observer":
+				if m == "leader" {
+					leaders++
+				}
+				return nil
+			default:
+				return fmt.Errorf("server %d says mode %q", id, m)
+			}
+		})
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders", leaders)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := zk.Connect(ctx, obs.addr, zk.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, _, err := c.Create(ctx, "/obs", []byte("through the observer"), zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+		t.Fatalf("create through the observer: %v", err)
+	}
+	for id, ts := range ms {
+		rc, err := zk.Connect(ctx, ts.addr, zk.WithSessionTimeout(4*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Sync(ctx, "/obs"); err != nil {
+			t.Fatalf("sync on server %d: %v", id, err)
+		}
+		if data, _, err := rc.Get(ctx, "/obs"); err != nil || string(data) != "through the observer" {
+			t.Errorf("server %d: get /obs = %q, %v", id, data, err)
+		}
+		data, st, err := rc.Get(ctx, "/zookeeper/config")
+		if err != nil || string(data) != membership || st.Version != -1 {
+			t.Errorf("server %d: /zookeeper/config = %q (version %d), %v; want %q, version -1", id, data, st.Version, err, membership)
+		}
+		rc.Close()
+	}
+}
