@@ -3,6 +3,7 @@
 //	zoo server [zoo.cfg]   run a server (no file: standalone on 127.0.0.1:2181)
 //	zoo cli [-server h:p] [CMD ARGS...]   the zkCli-style shell
 //	zoo snap dump [--json] FILE, zoo log dump [--json] DIR   print snapshots and logs
+//	zoo status host:port[,host:port...]   each server's role, term, zxid and lag
 //	zoo version            print the version
 package main
 
@@ -28,6 +29,9 @@ commands:
   cli [-server host:port] [-timeout ms] [command [args]]
                      the shell, with zkCli.sh's commands; with a command, run
                      it and exit (non-zero on error), else read commands
+  status host:port[,host:port...]
+                     each server's role, raft term, last zxid, leader, live
+                     peer links and (from the leader) each member's lag
   version            print the version
 ` + dumpUsage
 
@@ -44,6 +48,8 @@ func main() {
 		os.Exit(cli.Main(args, os.Stdin, os.Stdout, os.Stderr))
 	case "snap", "log":
 		os.Exit(runDump(cmd, args, os.Stdout, os.Stderr))
+	case "status":
+		err = runStatus(args, os.Stdout)
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":

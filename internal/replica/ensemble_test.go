@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/raft/v3"
-
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -465,8 +463,10 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
+			waitLag(t, lead, f.r.ID(), func(lag uint64) bool { return lag >= writes })
 			n.isolate(f.r.ID(), false)
 			converge(t, ms)
+			waitLag(t, lead, f.r.ID(), func(lag uint64) bool { return lag == 0 })
 			n.mu.Lock()
 			streams := n.streams
 			n.mu.Unlock()
@@ -512,11 +512,7 @@ func awaitKind(t *testing.T, m *member, kind EventKind) {
 
 // firstIndex is the first entry the replica's raft storage still holds.
 func (r *Replica) firstIndex() uint64 {
-	var st raft.Storage = r.storage
-	if r.disk != nil {
-		st = r.disk
-	}
-	i, _ := st.FirstIndex()
+	i, _ := r.raftStorage().FirstIndex()
 	return i
 }
 
@@ -569,4 +565,24 @@ func TestEnsembleObserver(t *testing.T) {
 		t.Fatal("the observer leads")
 	}
 	converge(t, ms)
+}
+
+// waitLag waits until the leader's Progress shows a lag of peer id that
+// ok accepts.
+func waitLag(t *testing.T, lead *member, id uint64, ok func(uint64) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var seen []PeerProgress
+		for _, p := range lead.r.Progress() {
+			seen = append(seen, p)
+			if p.ID == id && ok(p.Lag) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's view of peer %d: %+v", id, seen)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

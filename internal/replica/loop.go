@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -66,6 +67,7 @@ func (r *Replica) Run() {
 		case <-ticker.C:
 			r.rn.Tick()
 			r.sinceLead++
+			r.recordProgress()
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
@@ -134,6 +136,36 @@ func (r *Replica) propose() {
 	case st.Lead != raft.None && st.Lead != r.cfg.ID:
 		r.forwardAll(st.Lead)
 	}
+}
+
+// recordProgress publishes the leader's view of the other members, for
+// the four-letter words.
+func (r *Replica) recordProgress() {
+	if r.rn.BasicStatus().RaftState != raft.StateLeader {
+		return
+	}
+	st := r.rn.Status()
+	last := st.Commit
+	if li, err := r.raftStorage().LastIndex(); err == nil {
+		last = max(last, li)
+	}
+	out := make([]PeerProgress, 0, len(st.Progress))
+	for id, pr := range st.Progress {
+		if id == r.cfg.ID {
+			continue
+		}
+		out = append(out, PeerProgress{ID: id, Learner: pr.IsLearner, Match: pr.Match, Lag: last - min(last, pr.Match)})
+	}
+	slices.SortFunc(out, func(a, b PeerProgress) int { return cmp.Compare(a.ID, b.ID) })
+	r.progress.Store(&out)
+}
+
+// raftStorage is the storage raft reads.
+func (r *Replica) raftStorage() raft.Storage {
+	if r.disk != nil {
+		return r.disk
+	}
+	return r.storage
 }
 
 // learnerLostLeader reports whether this replica is a learner that has not

@@ -250,6 +250,7 @@ type Replica struct {
 	state *txn.State
 
 	lastZxid atomic.Int64
+	progress atomic.Pointer[[]PeerProgress] // the leader's view, per tick
 	leader   atomic.Bool   // this replica is the leader and may prep
 	leadID   atomic.Uint64 // the leader raft knows of; 0 for none
 	term     atomic.Uint64
@@ -489,6 +490,24 @@ func (r *Replica) ReportActivity(ids []int64) {
 		return
 	}
 	r.cfg.Transport.Send(lead, KindActivity, encodeActivity(ids))
+}
+
+// PeerProgress is what the leader knows of another member's log.
+type PeerProgress struct {
+	ID      uint64
+	Learner bool
+	// Match is the last index known to be in the member's log; Lag is
+	// how many entries of the leader's log it lacks.
+	Match, Lag uint64
+}
+
+// Progress returns, on the leader, every other member's progress in id
+// order, as of the last tick; nil elsewhere.
+func (r *Replica) Progress() []PeerProgress {
+	if p := r.progress.Load(); p != nil && r.leadID.Load() == r.cfg.ID {
+		return *p
+	}
+	return nil
 }
 
 // IsLeader reports whether this replica leads and has applied its log, so

@@ -233,9 +233,15 @@ func (s *Server) monitorQuorum(m *fourlw.Monitor, e Ensemble) {
 		m.PeerState = "observing - broadcast"
 	}
 	m.Extra = append(m.Extra,
+		fourlw.KV{Key: "zoo_server_id", Value: fmt.Sprint(s.rep.ID())},
 		fourlw.KV{Key: "zoo_raft_term", Value: fmt.Sprint(s.rep.Term())},
 		fourlw.KV{Key: "zoo_leader_id", Value: fmt.Sprint(s.rep.Leader())},
 		fourlw.KV{Key: "zoo_peers_connected", Value: fmt.Sprint(connected)})
+	// The leader knows how far behind each member's log is, in entries
+	// (zxids): zk_zoo_peer_<id>_lag.
+	for _, p := range s.rep.Progress() {
+		m.Extra = append(m.Extra, fourlw.KV{Key: fmt.Sprintf("zoo_peer_%d_lag", p.ID), Value: fmt.Sprint(p.Lag)})
+	}
 }
 
 // fileDescriptors returns how many files the process has open, and may.

@@ -91,13 +91,13 @@ func TestObserverServesAndForwards(t *testing.T) {
 		}
 		return nil
 	})
-	leaders := 0
+	var leaders []*testServer
 	for id, ts := range ms {
 		waitFor(t, 20*time.Second, func() error {
 			switch m := modeOf(ts.addr); m {
 			case "leader", "follower", "observer":
 				if m == "leader" {
-					leaders++
+					leaders = append(leaders, ts)
 				}
 				return nil
 			default:
@@ -105,9 +105,23 @@ func TestObserverServesAndForwards(t *testing.T) {
 			}
 		})
 	}
-	if leaders != 1 {
-		t.Fatalf("%d leaders", leaders)
+	if len(leaders) != 1 {
+		t.Fatalf("%d leaders", len(leaders))
 	}
+	// The leader's mntr shows each member's lag (issue: 4lw show peers
+	// and their lag).
+	waitFor(t, 10*time.Second, func() error {
+		out, err := zktest.FourLetter(leaders[0].addr, "mntr", time.Second)
+		if err != nil {
+			return err
+		}
+		for id := range ms {
+			if key := fmt.Sprintf("\nzk_zoo_peer_%d_lag\t", id); id != leaders[0].srv.rep.ID() && !strings.Contains(out, key) {
+				return fmt.Errorf("the leader's mntr lacks %q:\n%s", key, out)
+			}
+		}
+		return nil
+	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
