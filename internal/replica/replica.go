@@ -251,8 +251,8 @@ type Replica struct {
 
 	lastZxid atomic.Int64
 	progress atomic.Pointer[[]PeerProgress] // the leader's view, per tick
-	leader   atomic.Bool   // this replica is the leader and may prep
-	leadID   atomic.Uint64 // the leader raft knows of; 0 for none
+	leader   atomic.Bool                    // this replica is the leader and may prep
+	leadID   atomic.Uint64                  // the leader raft knows of; 0 for none
 	term     atomic.Uint64
 
 	propc chan proposal
