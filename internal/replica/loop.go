@@ -204,13 +204,16 @@ func (r *Replica) prepAll() {
 			r.startSync(p.tag)
 			continue
 		}
-		p.req.Time = r.cfg.Now()
-		t := r.cfg.Prep.Prep(p.req)
 		origin, seq := p.origin, p.oseq
 		if origin == 0 {
 			r.seq++
 			origin, seq = r.cfg.ID, r.seq
 		}
+		p.req.Time = r.cfg.Now()
+		if len(r.confState.Voters)+len(r.confState.Learners) > 1 {
+			p.req.Server = origin // for the session owner check
+		}
+		t := r.cfg.Prep.Prep(p.req)
 		data := t.AppendMarshal(newEnvelope(origin, seq, txnSize(p.req.Record)))
 		if err := r.rn.Propose(data); err != nil {
 			r.cfg.Logger.Warn("proposal dropped", "err", err)

@@ -226,9 +226,20 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 	}
 	c.session.Store(req.SessionID)
 	s.attach(req.SessionID, c)
-	c.send(connectFrame(&jute.ConnectResponse{
+	resp := &jute.ConnectResponse{
 		TimeOut: timeout, SessionID: req.SessionID, Passwd: req.Passwd, HasReadOnly: req.HasReadOnly,
-	}))
+	}
+	c.send(connectFrame(resp))
+	if s.ownedElsewhere(req.SessionID) {
+		// The session moved here: the ensemble learns it (setOwner), so
+		// that the server it left refuses its old connection's writes
+		// (SessionMoved) and closes it. The client need not wait for
+		// that: its own writes go to the leader behind the setOwner, and
+		// a server cut off from the leader may still serve its reads.
+		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: req.SessionID, Op: txn.OpSetOwner}, 0); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -81,6 +81,17 @@ func (s *Server) validSession(sid int64, passwd []byte) bool {
 	return ok && s.touch(sid)
 }
 
+// ownedElsewhere reports whether, in an ensemble, the session is not
+// known to be attached to this server.
+func (s *Server) ownedElsewhere(sid int64) bool {
+	if !s.cfg.Ensemble.enabled() {
+		return false
+	}
+	owner := int64(-1)
+	s.rep.Read(func(st *txn.State, _ int64) { owner = st.Sessions[sid].Owner })
+	return owner != s.cfg.ServerID
+}
+
 // attach binds a session to c, closing the connection it was attached to
 // before: a session lives on one connection at a time.
 func (s *Server) attach(sid int64, c *conn) {
@@ -102,6 +113,20 @@ func (s *Server) sessionChanged(t *txn.Txn) {
 		s.smu.Lock()
 		s.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, s.nowMs())
 		s.smu.Unlock()
+	case txn.OpSetOwner:
+		if t.Body.(*txn.SetOwnerTxn).Owner == s.cfg.ServerID {
+			return
+		}
+		// The client went to another server: drop its connection here,
+		// should it still be open (Apache closes it at the first write).
+		s.mu.Lock()
+		c := s.bySess[t.SessionID]
+		delete(s.bySess, t.SessionID)
+		s.mu.Unlock()
+		if c != nil {
+			s.log.Info("session moved to another server; closing its connection here", "session", sessionHex(t.SessionID))
+			c.close()
+		}
 	case jute.OpCloseSession:
 		s.smu.Lock()
 		s.tracker.Remove(t.SessionID)

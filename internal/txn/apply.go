@@ -10,6 +10,11 @@ import (
 type SessionInfo struct {
 	TimeoutMs int32
 	Password  []byte
+	// Owner is the server the session's client is attached to, as far as
+	// setOwner txns said; 0 is unknown (no move yet, or recovered from a
+	// snapshot, which does not keep it), and then any server may act for
+	// the session.
+	Owner int64
 }
 
 // State is the replicated state that txns change.
@@ -81,6 +86,8 @@ func Apply(s *State, t *Txn, zxid int64) Result {
 		applyCreateSession(s, t, &r)
 	case jute.OpCloseSession:
 		applyCloseSession(s, t, zxid, &r)
+	case OpSetOwner:
+		applySetOwner(s, t, &r)
 	default:
 		o := applyOp(s.Tree, t.SessionID, t.Time, t.Type, t.Body, zxid, &r.Triggers)
 		r.Err, r.Path, r.Stat = o.err, o.path, o.stat
@@ -272,6 +279,24 @@ func applyCreateSession(s *State, t *Txn, r *Result) {
 		return
 	}
 	s.Sessions[t.SessionID] = SessionInfo{TimeoutMs: b.TimeoutMs, Password: b.Password}
+	r.Session = t.SessionID
+}
+
+// applySetOwner records the server a session moved to; a session that
+// ended meanwhile stays ended.
+func applySetOwner(s *State, t *Txn, r *Result) {
+	b, ok := t.Body.(*SetOwnerTxn)
+	if !ok {
+		r.Err = jute.MarshallingError
+		return
+	}
+	info, ok := s.Sessions[t.SessionID]
+	if !ok {
+		r.Err = jute.SessionExpired
+		return
+	}
+	info.Owner = b.Owner
+	s.Sessions[t.SessionID] = info
 	r.Session = t.SessionID
 }
 

@@ -24,6 +24,9 @@ type Request struct {
 	Record    jute.Record
 	Auth      []jute.Id // the session's ids, for ACL checks
 	Time      int64     // ms since the epoch; becomes the txn's time
+	// Server is the id of the server the request's client is attached
+	// to; 0 (standalone, internal requests) skips the owner check.
+	Server uint64
 }
 
 // PrepConfig holds the server settings prep depends on.
@@ -83,6 +86,7 @@ type sessionChange struct {
 	seq     uint64
 	id      int64
 	closing bool
+	owner   int64 // for a setOwner: the server the session moved to
 }
 
 type undoEntry struct {
@@ -111,15 +115,39 @@ func (p *Prepper) Prep(req Request) *Txn {
 	p.seq++
 	t := &Txn{SessionID: req.SessionID, Cxid: req.Cxid, Time: req.Time, Type: req.Op, seq: p.seq}
 	var err error
-	if req.Op == jute.OpMulti {
+	switch {
+	case p.moved(&req):
+		// Ref: Apache's PrepRequestProcessor checkSession: the session's
+		// client now talks to another server; this request came through
+		// a connection it left.
+		err = jute.SessionMoved
+	case req.Op == jute.OpMulti:
 		t.Body, err = p.prepMulti(&req)
-	} else {
+	default:
 		t.Body, err = p.prepOp(&req, req.Op, req.Record)
 	}
 	if err != nil {
 		t.Type, t.Body = jute.OpError, &ErrorTxn{Err: code(err)}
 	}
 	return t
+}
+
+// moved reports whether req comes through a server other than the one
+// that owns its session. Session lifecycle requests are exempt: closing
+// is allowed from anywhere (expiry comes from the leader).
+func (p *Prepper) moved(req *Request) bool {
+	switch req.Op {
+	case jute.OpCreateSession, jute.OpCloseSession, OpSetOwner:
+		return false
+	}
+	if req.Server == 0 || p.checkSession(req.SessionID) != nil {
+		return false // prep reports an expired session as such
+	}
+	owner := p.state.Sessions[req.SessionID].Owner
+	if c, ok := p.sess[req.SessionID]; ok && c.owner != 0 {
+		owner = c.owner // a move prepped, not yet applied
+	}
+	return owner != 0 && uint64(owner) != req.Server
 }
 
 // Applied tells the Prepper that t, and every txn it prepped before t, has
@@ -204,6 +232,14 @@ func (p *Prepper) prepOp(req *Request, op jute.Op, rec jute.Record) (jute.Record
 		}
 	case jute.OpCloseSession:
 		return p.prepCloseSession(req.SessionID), nil
+	case OpSetOwner:
+		if err := p.checkSession(req.SessionID); err != nil {
+			return nil, err
+		}
+		c := &sessionChange{seq: p.seq, id: req.SessionID, owner: int64(req.Server)}
+		p.sessOps = append(p.sessOps, c)
+		p.sess[req.SessionID] = c
+		return &SetOwnerTxn{Owner: int64(req.Server)}, nil
 	case jute.OpReconfig:
 		if p.cfg.ReconfigEnabled {
 			return nil, jute.Unimplemented

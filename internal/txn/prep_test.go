@@ -398,3 +398,41 @@ func TestMultiCreateWithTTLFlagIsMarshallingError(t *testing.T) {
 		}
 	}
 }
+
+// Ref: Apache's PrepRequestProcessor checkSession and QuorumTest
+// testSessionMoved: once a session's client reattached to another server
+// (setOwner), a request that comes through the server it left fails with
+// SessionMoved, from the moment the move is prepped; requests through the
+// new owner, closeSession and standalone requests (Server 0) go on.
+func TestSessionMoved(t *testing.T) {
+	h := newHarness(t, PrepConfig{})
+	set := func(server uint64) *Txn {
+		return h.prep(Request{SessionID: sess1, Server: server, Op: jute.OpSetData,
+			Record: &jute.SetDataRequest{Path: "/", Data: []byte("x"), Version: -1}})
+	}
+	if tx := set(1); tx.Type != jute.OpSetData {
+		t.Fatalf("before any move (owner unknown): %v", tx)
+	}
+	move := h.prep(Request{SessionID: sess1, Server: 2, Op: OpSetOwner})
+	if tx := set(1); tx.Type != jute.OpError || tx.Body.(*ErrorTxn).Err != jute.SessionMoved {
+		t.Errorf("through the old server, move prepped: %v; want SessionMoved", tx)
+	}
+	if r := h.apply(move); r.Err != jute.OK || h.st.Sessions[sess1].Owner != 2 {
+		t.Fatalf("setOwner applied: %+v, owner %d", r, h.st.Sessions[sess1].Owner)
+	}
+	h.p.Reset() // the committed owner counts now
+	if tx := set(1); tx.Type != jute.OpError || tx.Body.(*ErrorTxn).Err != jute.SessionMoved {
+		t.Errorf("through the old server, move applied: %v; want SessionMoved", tx)
+	}
+	for _, server := range []uint64{2, 0} {
+		if tx := set(server); tx.Type != jute.OpSetData {
+			t.Errorf("through server %d: %v", server, tx)
+		}
+	}
+	if tx := h.prep(Request{SessionID: sess1, Server: 1, Op: jute.OpCloseSession}); tx.Type != jute.OpCloseSession {
+		t.Errorf("closeSession through the old server: %v", tx)
+	}
+	if tx := h.prep(Request{SessionID: 0x999, Server: 3, Op: OpSetOwner}); tx.Type != jute.OpError {
+		t.Errorf("setOwner of an unknown session: %v", tx)
+	}
+}

@@ -80,6 +80,17 @@ type CreateSessionTxn struct {
 // the server builds from a ConnectRequest after choosing the session id.
 type CreateSession = CreateSessionTxn
 
+// OpSetOwner is Zoo's own txn type (no client sends it): a session's client
+// reattached to another server of the ensemble, which now owns it. It
+// takes no request record; prep fills the owner from Request.Server.
+const OpSetOwner jute.Op = -20
+
+// SetOwnerTxn is the body of setOwner txns: the id of the server the
+// session is attached to.
+type SetOwnerTxn struct {
+	Owner int64
+}
+
 // CloseSessionTxn is the body of closeSession txns: the ephemeral nodes to
 // delete, sorted, including those that txns prepped before it create.
 type CloseSessionTxn struct {
@@ -183,6 +194,9 @@ func (x *CreateSessionTxn) Decode(r *jute.Reader) {
 	x.TimeoutMs = r.Int()
 	x.Password = cloneBuffer(r.Buffer())
 }
+
+func (x *SetOwnerTxn) Encode(w *jute.Writer) { w.Long(x.Owner) }
+func (x *SetOwnerTxn) Decode(r *jute.Reader) { x.Owner = r.Long() }
 
 func (x *CloseSessionTxn) Encode(w *jute.Writer) { w.Strings(x.Paths) }
 func (x *CloseSessionTxn) Decode(r *jute.Reader) { x.Paths = r.Strings() }

@@ -93,6 +93,8 @@ func newBody(op jute.Op) jute.Record {
 		return new(CreateSessionTxn)
 	case jute.OpCloseSession:
 		return new(CloseSessionTxn)
+	case OpSetOwner:
+		return new(SetOwnerTxn)
 	}
 	return newSubBody(op)
 }
@@ -152,6 +154,8 @@ func describeBody(b jute.Record) string {
 		return fmt.Sprintf("timeout=%d", x.TimeoutMs)
 	case *CloseSessionTxn:
 		return fmt.Sprintf("paths=%v", x.Paths)
+	case *SetOwnerTxn:
+		return fmt.Sprintf("owner=%d", x.Owner)
 	case *MultiTxn:
 		s := "["
 		for i, op := range x.Ops {
