@@ -3,6 +3,12 @@
 
     ZK_ADDR=127.0.0.1:2181 /usr/bin/python3 interop/scripts/kazoo_test.py [-v] [-k pattern]
 
+ZK_ADDR may list an ensemble's servers, host:port,host:port,...: clients get
+the whole list (and connect to any of them), except where a test needs one
+server (the four-letter words, the TCP proxy), which uses the first. A client
+that reads what another client wrote calls sync first (catch_up), as it
+must with an ensemble, where its server may not have the write yet.
+
 Only /usr/bin/python3 has kazoo (the pyenv python3 on PATH does not). Every
 expectation here was checked against Apache ZooKeeper 3.8 (the oracle; start
 one with interop/scripts/start-apache.sh), so a failure against Zoo means Zoo
@@ -55,6 +61,10 @@ from kazoo.security import (
 )
 
 ADDR = os.environ.get("ZK_ADDR", "127.0.0.1:2181")
+ADDRS = ADDR.split(",")
+FIRST = ADDRS[0]
+# The srvr/stat "Mode" and mntr zk_server_state a server reports.
+MODE = r"(leader|follower)" if len(ADDRS) > 1 else r"standalone"
 TICK_MS = int(os.environ.get("ZK_TICK_TIME", "2000"))
 TEST_TIMEOUT = 60  # seconds, per test, enforced with SIGALRM
 WAIT = 15  # seconds, for any single expected event
@@ -110,10 +120,19 @@ class Base(unittest.TestCase):
         self.clients.append(cl)
         if start:
             cl.start(timeout=WAIT)
+            self.catch_up(cl)  # it sees the test's root and all set up so far
         return cl
 
+    def catch_up(self, cl):
+        """Bring the server cl is connected to up to date with every write
+        committed so far (by any client), before cl reads. Ref: programmer's
+        guide, "Consistency Guarantees": ZooKeeper does not promise
+        simultaneously consistent cross-client views; a client that must
+        see the latest calls sync first."""
+        cl.sync("/")
+
     def proxy(self):
-        p = Proxy(ADDR)
+        p = Proxy(FIRST)
         self.proxies.append(p)
         return p
 
@@ -124,8 +143,11 @@ class Base(unittest.TestCase):
         self.assertTrue(event.wait(timeout), "timed out after %ss waiting for %s" % (timeout, what))
 
     def when_children(self, path, n):
-        """An event set once path has n children (watched, not polled)."""
+        """An event set once path has n children (watched, not polled). The
+        watching client catches up first, so as not to count children
+        another client has already deleted."""
         event = threading.Event()
+        self.catch_up(self.c)
 
         def changed(children):
             if len(children) == n:
@@ -293,6 +315,7 @@ class TestNodes(Base):
         self.assertRaises(NoChildrenForEphemeralsError, self.c.create, e + "/child")
         gone = threading.Event()
         events = []
+        self.catch_up(self.c)
         self.c.exists(e, watch=lambda ev: (events.append((ev.type, ev.path)), gone.set()))
         c2.stop()
         self.wait(gone, "the ephemeral's deletion")
@@ -343,6 +366,7 @@ class TestWatches(Base):
         c2.create(kid)
         # A delete fires the child's own watch, then the parent's.
         order = Events()
+        self.catch_up(c)
         c.get(kid, watch=order)
         c.get_children(self.root, watch=order)
         c2.delete(kid)
@@ -447,8 +471,10 @@ class TestTransactions(Base):
         t.create(self.p("e"), b"", ephemeral=True)
         t.create(self.p("q-"), b"", ephemeral=True, sequence=True)
         self.assertEqual(t.commit(), [self.p("e"), self.p("q-0000000001")])
+        self.catch_up(self.c)
         self.assertEqual(self.c.exists(self.p("e")).ephemeralOwner, c2.client_id[0])
         c2.stop()
+        self.catch_up(self.c)
         self.assertEqual(self.c.get_children(self.root), [])
 
 
@@ -480,6 +506,7 @@ class TestACL(Base):
 
         self.assertRaises(BadVersionError, alice.set_acls, sec, OPEN_ACL_UNSAFE, version=3)
         self.assertEqual(alice.set_acls(sec, OPEN_ACL_UNSAFE, version=0).aversion, 1)
+        self.catch_up(wrong)
         self.assertEqual(wrong.get(sec)[0], b"s")
         self.assertEqual(wrong.get_acls(sec), (OPEN_ACL_UNSAFE, wrong.exists(sec)))
 
@@ -565,6 +592,7 @@ class TestRecipes(Base):
         self.assertEqual(errors, [])
         self.assertEqual(violations, [])
         total = len(clients) * threads_per_client * iters
+        self.catch_up(self.c)
         self.assertEqual(self.c.get(counter)[0], b"%d" % total)
         self.assertEqual(self.c.get_children(self.p("lock")), [])
 
@@ -638,6 +666,7 @@ class TestRecipes(Base):
             t.start()
         for t in threads:
             t.join(TEST_TIMEOUT)
+        self.catch_up(c1)
         self.assertEqual(c1.Counter(path).value, 40)
         counter = c2.Counter(path)
         counter -= 5
@@ -647,12 +676,14 @@ class TestRecipes(Base):
         for item in (b"1", b"2", b"3"):
             q1.put(item)
         q1.put(b"urgent", priority=1)  # lower number first
+        self.catch_up(c2)
         self.assertEqual(len(q2), 4)
         self.assertEqual([q2.get() for _ in range(4)], [b"urgent", b"1", b"2", b"3"])
         self.assertIsNone(q2.get())
 
         b1 = c1.Barrier(self.p("barrier"))
         b1.create()
+        self.catch_up(c2)
         passed = threading.Event()
         t = threading.Thread(target=lambda: c2.Barrier(self.p("barrier")).wait(WAIT) and passed.set())
         t.start()
@@ -664,27 +695,29 @@ class TestRecipes(Base):
 
 class TestServer(Base):
     def test_four_letter_words(self):
-        c = self.c
+        # kazoo sends a command to the server it is connected to: pin it to
+        # one, to know which.
+        c = self.client(addr=FIRST)
         self.assertEqual(c.command(b"ruok"), "imok")
         srvr = c.command(b"srvr")
         for pat in (r"^Zookeeper version: \d+\.\d+\.\d+", r"^Latency min/avg/max: \d+/[\d.]+/\d+$",
                     r"^Received: \d+$", r"^Sent: \d+$", r"^Connections: \d+$", r"^Outstanding: \d+$",
-                    r"^Zxid: 0x[0-9a-f]+$", r"^Mode: standalone$", r"^Node count: \d+$"):
+                    r"^Zxid: 0x[0-9a-f]+$", r"^Mode: %s$" % MODE, r"^Node count: \d+$"):
             self.assertRegex(srvr, re.compile(pat, re.M))
         zxid = int(re.search(r"^Zxid: 0x([0-9a-f]+)$", srvr, re.M).group(1), 16)
         self.assertGreaterEqual(zxid, c.last_zxid)
         stat = c.command(b"stat")
         self.assertRegex(stat, re.compile(r"^Clients:$", re.M))
         self.assertRegex(stat, re.compile(r"^ /127\.0\.0\.1:\d+\[\d+\]\(queued=\d+,recved=\d+,sent=\d+", re.M))
-        self.assertRegex(stat, re.compile(r"^Mode: standalone$", re.M))
+        self.assertRegex(stat, re.compile(r"^Mode: %s$" % MODE, re.M))
         self.assertRegex(c.command(b"envi"), re.compile(r"^zookeeper\.version=\d+\.\d+\.\d+", re.M))
         conf = dict(line.split("=", 1) for line in c.command(b"conf").splitlines() if "=" in line)
-        self.assertEqual(conf.get("clientPort"), ADDR.rsplit(":", 1)[1])
+        self.assertEqual(conf.get("clientPort"), FIRST.rsplit(":", 1)[1])
         self.assertEqual(conf.get("tickTime"), str(TICK_MS))
         self.assertEqual(conf.get("minSessionTimeout"), str(2 * TICK_MS))
         self.assertEqual(conf.get("maxSessionTimeout"), str(20 * TICK_MS))
         mntr = dict(line.split("\t", 1) for line in c.command(b"mntr").splitlines() if "\t" in line)
-        self.assertEqual(mntr.get("zk_server_state"), "standalone")
+        self.assertRegex(mntr.get("zk_server_state", ""), "^%s$" % MODE)
         for key in ("zk_version", "zk_avg_latency", "zk_max_latency", "zk_min_latency",
                     "zk_packets_received", "zk_packets_sent", "zk_num_alive_connections",
                     "zk_outstanding_requests", "zk_znode_count", "zk_watch_count",
@@ -693,7 +726,7 @@ class TestServer(Base):
         self.assertGreaterEqual(int(mntr["zk_znode_count"]), 2)
         self.assertGreaterEqual(int(mntr["zk_num_alive_connections"]), 1)
         self.assertEqual(c.command(b"isro"), "rw")
-        c.exists(self.p("watched"), watch=lambda e: None)
+        c.exists(self.p("watched"), watch=lambda e: None)  # a watch on this server
         self.assertRegex(c.command(b"wchs"),
                          r"^\d+ connections watching \d+ paths\nTotal watches:[1-9]\d*\n?$")
 
@@ -761,6 +794,7 @@ class TestServer(Base):
         self.assertEqual(c.client_id[0], sid)
         self.assertEqual(states, [KazooState.SUSPENDED, KazooState.CONNECTED])
         self.assertEqual(c.exists(self.p("e")).ephemeralOwner, sid)
+        self.catch_up(c)
         self.assertEqual(c.get(self.p("a"), watch=ev)[0], b"changed while away")
         self.c.set(self.p("a"), b"after")
         self.assertEqual(ev.wait_for(2), [("NONE", None), ("CHANGED", self.p("a"))])
@@ -779,6 +813,7 @@ class TestServer(Base):
         heard_at = time.monotonic()
         c.create(e, ephemeral=True)
         gone = threading.Event()
+        self.catch_up(self.c)
         self.c.exists(e, watch=lambda ev: gone.set())
         proxy.cut(refuse=True)
         # Apache expires a session between its timeout and timeout + 1 tick
@@ -793,17 +828,18 @@ class TestServer(Base):
 
 
 def setUpModule():
-    """Fail fast, with one clear error, if nothing answers at ZK_ADDR."""
-    host, port = ADDR.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=5) as s:
-            s.sendall(b"ruok")
-            s.settimeout(5)
-            answer = s.recv(16)
-    except OSError as e:
-        raise ConnectionError("no server answers at %s: %s" % (ADDR, e)) from None
-    if answer != b"imok":
-        raise RuntimeError("%s answered ruok with %r, want b'imok'" % (ADDR, answer))
+    """Fail fast, with one clear error, if a server in ZK_ADDR does not answer."""
+    for addr in ADDRS:
+        host, port = addr.rsplit(":", 1)
+        try:
+            with socket.create_connection((host, int(port)), timeout=5) as s:
+                s.sendall(b"ruok")
+                s.settimeout(5)
+                answer = s.recv(16)
+        except OSError as e:
+            raise ConnectionError("no server answers at %s: %s" % (addr, e)) from None
+        if answer != b"imok":
+            raise RuntimeError("%s answered ruok with %r, want b'imok'" % (addr, answer))
 
 
 class TimedResult(unittest.TextTestResult):

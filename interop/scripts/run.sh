@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run.sh HOST:PORT — run every interop script against a running server and
-# print one summary line, "N passed, M failed", alone on the last line (CI
-# counts it). Exits non-zero if anything failed or a script did not finish.
+# run.sh HOST:PORT[,HOST:PORT...] — run every interop script against a
+# running server, or an ensemble (all its servers listed, as in a ZooKeeper
+# connect string), and print one summary line, "N passed, M failed", alone
+# on the last line (CI counts it). Exits non-zero if anything failed or a
+# script did not finish.
 #
 # Each script ends with its own "<name>: passed N, failed M" line (a form CI
 # does not count, so only the total is counted); a script that dies or times
@@ -13,7 +15,7 @@
 set -euo pipefail
 
 addr=${1:-${ZK_ADDR:-}}
-[ -n "$addr" ] || { echo "usage: run.sh HOST:PORT" >&2; exit 2; }
+[ -n "$addr" ] || { echo "usage: run.sh HOST:PORT[,HOST:PORT...]" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export ZK_ADDR=$addr
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the tree

@@ -9,7 +9,9 @@
 #                                its temp dir.
 #   start-apache.sh cmd          print the command line that runs Apache's
 #                                server given a zoo.cfg as its last argument
-#                                (for .ci/run's ZOO_SERVER_CMD).
+#                                (for .ci/run's ZOO_SERVER_CMD). The zoo.cfg
+#                                may have server.N lines (an ensemble): its
+#                                dataDir must then hold a myid file.
 #
 # State lives in ${TMPDIR:-/tmp}/zoo-apache.<port>/ (zoo.cfg, data/, log, pid).
 # The config matches the one .ci/run writes for Zoo, so the scripts see the

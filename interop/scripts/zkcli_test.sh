@@ -4,7 +4,10 @@
 # with what it prints against Apache ZooKeeper 3.8 itself (the expected text
 # below was recorded from Apache and then read line by line).
 #
-# The address may also come from $ZK_ADDR. $ZKCLI overrides the zkCli path.
+# The address may also come from $ZK_ADDR. It may list an ensemble's servers,
+# host:port,host:port,...: zkCli gets the whole list (and connects to any of
+# them), except the reconnect stage's proxy, which forwards to the first.
+# $ZKCLI overrides the zkCli path.
 #
 # Stages (each reported as PASS/FAIL; the last line is "zkcli_test: passed N,
 # failed M", a different form from run.sh's total, which is what CI counts):
@@ -52,7 +55,8 @@ set -euo pipefail
 export TZ=UTC # zkCli prints times in the local zone
 
 ADDR=${1:-${ZK_ADDR:-}}
-[ -n "$ADDR" ] || { echo "usage: zkcli_test.sh HOST:PORT (or set ZK_ADDR)" >&2; exit 2; }
+[ -n "$ADDR" ] || { echo "usage: zkcli_test.sh HOST:PORT[,HOST:PORT...] (or set ZK_ADDR)" >&2; exit 2; }
+FIRST=${ADDR%%,*}
 ZKCLI=${ZKCLI:-/usr/share/zookeeper/bin/zkCli.sh}
 [ -x "$ZKCLI" ] || { echo "zkcli_test: $ZKCLI not found (apt-get install zookeeper)" >&2; exit 2; }
 PY=/usr/bin/python3
@@ -73,17 +77,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# zkCli waits for a server forever, so check there is one first.
+# zkCli waits for a server forever, so check they all answer first.
 if ! answer=$($PY - "$ADDR" 2>&1 <<'EOF'
 import socket, sys
-host, port = sys.argv[1].rsplit(":", 1)
-with socket.create_connection((host, int(port)), timeout=5) as s:
-    s.sendall(b"ruok")
-    s.settimeout(5)
-    print(s.recv(16).decode("ascii", "replace"))
+for addr in sys.argv[1].split(","):
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(b"ruok")
+        s.settimeout(5)
+        answer = s.recv(16).decode("ascii", "replace")
+    if answer != "imok":
+        sys.exit("%s answered %r" % (addr, answer))
+print("imok")
 EOF
 ) || [ "$answer" != imok ]; then
-	echo "FAIL preflight (0s): ruok to $ADDR answered: ${answer##*$'\n'}"
+	echo "FAIL preflight (0s): ruok to $ADDR: ${answer##*$'\n'}"
 	echo "zkcli_test: passed 0, failed 1"
 	exit 1
 fi
@@ -543,11 +551,12 @@ fi
 # the watched nodes; on reconnect the Java client re-sets its watches with
 # the last zxid it saw (SetWatches), and the server fires, at once, the
 # events for the changes it missed. Persistent watches are re-set too, but
-# changes missed while away do not fire them.
+# changes missed while away do not fire them. The proxy forwards to the
+# first server only, so the watcher reconnects to the server it left.
 start=$SECONDS
 rc_ok=true
 rc_err="events differ from Apache's"
-coproc PROXY { exec $PY "$here/tcp_proxy.py" "$ADDR"; }
+coproc PROXY { exec $PY "$here/tcp_proxy.py" "$FIRST"; }
 proxy_pid=$PROXY_PID
 proxy_in=${PROXY[1]}
 proxy_out=${PROXY[0]}
