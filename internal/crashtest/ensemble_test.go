@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zoohq/zoo/internal/zktest"
 	"github.com/zoohq/zoo/zk"
 )
 
@@ -35,20 +36,78 @@ type member struct {
 // and starts them all, as an operator would with Apache's files.
 func startEnsemble(t *testing.T, n int) []*member {
 	t.Helper()
-	var lines []string
+	return newEnsemble(t, n, nil)
+}
+
+// startLinkedEnsemble is startEnsemble with the members' peer connections
+// routed through links the test can cut (see peerNet).
+func startLinkedEnsemble(t *testing.T, n int) ([]*member, *peerNet) {
+	t.Helper()
+	pn := &peerNet{links: map[[2]int]*zktest.Link{}}
+	return newEnsemble(t, n, pn), pn
+}
+
+// peerNet is the network between the members of an ensemble: one
+// zktest.Link per ordered pair {i, j}, which member i's zoo.cfg names as
+// server.j's quorum address. A pair shares one peer connection, dialed by
+// the larger id (and snapshot streams by the sender), so cutting both
+// directions of a pair cuts everything between the two.
+type peerNet struct {
+	links map[[2]int]*zktest.Link
+}
+
+// route returns the quorum address member from uses for member to.
+func (pn *peerNet) route(t *testing.T, from, to int, quorum string) string {
+	t.Helper()
+	if pn == nil || from == to {
+		return quorum
+	}
+	l, err := zktest.NewLink(quorum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	pn.links[[2]int{from, to}] = l
+	return l.Addr()
+}
+
+// isolate cuts (or heals) every link to and from member id.
+func (pn *peerNet) isolate(id int, cut bool) {
+	for pair, l := range pn.links {
+		if pair[0] == id || pair[1] == id {
+			l.SetCut(cut)
+		}
+	}
+}
+
+// newEnsemble writes each member's zoo.cfg and myid, with peer addresses
+// routed through pn if it is not nil, and starts the members.
+func newEnsemble(t *testing.T, n int, pn *peerNet) []*member {
+	t.Helper()
+	var ports portHold
+	defer ports.release()
 	ms := make([]*member, n)
+	quorum := make([]string, n)
 	for i := range ms {
-		id := i + 1
-		ms[i] = &member{t: t, id: id, dir: t.TempDir()}
-		ms[i].addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", id, freePort(t), freePort(t)))
+		ms[i] = &member{t: t, id: i + 1, dir: t.TempDir()}
+		ms[i].addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.take(t)))
+		quorum[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.take(t)))
 	}
 	for _, m := range ms {
+		// Zoo binds only its own quorum port; the election port of a
+		// server.N line is parsed and checked for clashes, so any free
+		// port will do.
+		var lines []string
+		for j, o := range ms {
+			addr := pn.route(t, m.id, o.id, quorum[j])
+			lines = append(lines, fmt.Sprintf("server.%d=%s:%d", o.id, addr, ports.take(t)))
+		}
 		_, port, _ := net.SplitHostPort(m.addr)
 		cfg := fmt.Sprintf(`tickTime=200
 initLimit=10
 syncLimit=5
 minSessionTimeout=400
+maxSessionTimeout=10000
 dataDir=%s
 clientPort=%s
 clientPortAddress=127.0.0.1
@@ -65,10 +124,33 @@ admin.enableServer=false
 		}
 		t.Cleanup(m.stop)
 	}
+	ports.release()
 	for _, m := range ms {
 		m.start()
 	}
 	return ms
+}
+
+// portHold keeps the free ports it hands out bound until release, so that
+// the links' listeners, opened meanwhile on port 0, cannot be given one of
+// them (as freePort alone allows: it closes its port at once).
+type portHold struct{ lns []net.Listener }
+
+func (h *portHold) take(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.lns = append(h.lns, ln)
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func (h *portHold) release() {
+	for _, ln := range h.lns {
+		_ = ln.Close()
+	}
+	h.lns = nil
 }
 
 func (m *member) start() {
@@ -142,7 +224,19 @@ func (m *member) mode() string {
 // followers. It returns the leader.
 func leaderOf(t *testing.T, ms []*member) *member {
 	t.Helper()
-	deadline := time.Now().Add(startDeadline)
+	if lead := findLeader(ms, time.Now().Add(startDeadline)); lead != nil {
+		return lead
+	}
+	for _, m := range ms {
+		t.Logf("server %d:\n%s", m.id, m.logTail())
+	}
+	t.Fatal("the ensemble did not settle on a leader")
+	return nil
+}
+
+// findLeader is leaderOf without the failure: nil if the members do not
+// agree by the deadline.
+func findLeader(ms []*member, deadline time.Time) *member {
 	for time.Now().Before(deadline) {
 		var lead *member
 		ok := true
@@ -164,12 +258,8 @@ func leaderOf(t *testing.T, ms []*member) *member {
 		if ok && lead != nil {
 			return lead
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll interval
 	}
-	for _, m := range ms {
-		t.Logf("server %d:\n%s", m.id, m.logTail())
-	}
-	t.Fatal("the ensemble did not settle on a leader")
 	return nil
 }
 

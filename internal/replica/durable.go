@@ -20,7 +20,8 @@ import (
 // holds after it. fresh reports an empty log, which needs bootstrapping.
 func (r *Replica) recover() (fresh bool, err error) {
 	cfg := &r.cfg
-	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync})
+	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync,
+		LazyCommit: len(cfg.Voters)+len(cfg.Learners) > 1})
 	if err != nil {
 		return false, fmt.Errorf("replica: %w", err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
@@ -121,6 +122,14 @@ func eventFrame(typ int32, path string) []byte {
 func (s *Server) complete(p *pending, ev replica.Event) {
 	c := p.conn
 	defer c.writeDone()
+	if p.op == txn.OpSetOwner && !s.movedHere(ev, p.connect) {
+		// The session is gone (or never was, or the password is
+		// wrong): a zero timeout and password say so.
+		s.log.Info("refusing to reattach session: unknown, expired or wrong password",
+			"session", sessionHex(p.connect.SessionID), "err", ev.Result.Err)
+		c.out.finish(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: p.connect.HasReadOnly}))
+		return
+	}
 	if p.connect != nil {
 		// A handshake holds no throttling token.
 		c.send(connectFrame(p.connect))
@@ -130,6 +139,17 @@ func (s *Server) complete(p *pending, ev replica.Event) {
 	}
 	code, resp := writeReply(p.op, ev.Result)
 	c.reply(p.xid, ev.Zxid, code, resp, p.start)
+}
+
+// movedHere reports whether a session's move here (its setOwner, just
+// applied: ev.State is the write-locked state) succeeded for a client with
+// this password.
+func (s *Server) movedHere(ev replica.Event, resp *jute.ConnectResponse) bool {
+	if ev.Result.Err != jute.OK {
+		return false
+	}
+	info, ok := ev.State.Sessions[resp.SessionID]
+	return ok && bytes.Equal(info.Password, resp.Passwd) && s.touch(resp.SessionID)
 }
 
 // writeReply builds the reply of a write from its txn's result. A multi

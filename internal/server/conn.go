@@ -218,29 +218,40 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 	if req.SessionID == 0 {
 		return c.createSession(req, timeout)
 	}
-	if !s.validSession(req.SessionID, req.Passwd) {
-		s.log.Info("refusing to reattach session: unknown, expired or wrong password",
-			"session", sessionHex(req.SessionID), "remote", c.nc.RemoteAddr())
-		c.out.finish(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}))
-		return errFinishing
-	}
-	c.session.Store(req.SessionID)
-	s.attach(req.SessionID, c)
 	resp := &jute.ConnectResponse{
 		TimeOut: timeout, SessionID: req.SessionID, Passwd: req.Passwd, HasReadOnly: req.HasReadOnly,
 	}
-	c.send(connectFrame(resp))
 	if s.ownedElsewhere(req.SessionID) {
-		// The session moved here: the ensemble learns it (setOwner), so
-		// that the server it left refuses its old connection's writes
-		// (SessionMoved) and closes it. The client need not wait for
-		// that: its own writes go to the leader behind the setOwner, and
-		// a server cut off from the leader may still serve its reads.
-		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: req.SessionID, Op: txn.OpSetOwner}, 0); err != nil {
-			return err
-		}
+		// The session moved here, or this server has not applied its
+		// creation yet: the ensemble records the move (setOwner) before
+		// the client is answered, as Apache's followers revalidate a
+		// session with the leader. The server it left then refuses its
+		// old connection's writes (SessionMoved) and closes it; two
+		// moves apply in the order they happened; and once the move is
+		// applied here, so is the session's creation, so the password
+		// is checked then (complete).
+		c.session.Store(req.SessionID)
+		s.attach(req.SessionID, c)
+		return c.submit(&pending{conn: c, op: txn.OpSetOwner, connect: resp},
+			txn.Request{SessionID: req.SessionID, Op: txn.OpSetOwner})
 	}
+	if !s.validSession(req.SessionID, req.Passwd) {
+		return c.refuseSession(req)
+	}
+	c.session.Store(req.SessionID)
+	s.attach(req.SessionID, c)
+	c.send(connectFrame(resp))
 	return nil
+}
+
+// refuseSession answers a reattach of a session that is unknown, expired
+// or has another password: a zero timeout and password tell the client
+// its session is gone.
+func (c *conn) refuseSession(req *jute.ConnectRequest) error {
+	c.srv.log.Info("refusing to reattach session: unknown, expired or wrong password",
+		"session", sessionHex(req.SessionID), "remote", c.nc.RemoteAddr())
+	c.out.finish(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}))
+	return errFinishing
 }
 
 func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) error {

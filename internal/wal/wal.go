@@ -64,6 +64,13 @@ type Options struct {
 	// a machine failure, not only a process crash, may then lose
 	// acknowledged records. Segment cuts and removals are still synced.
 	NoSync bool
+	// LazyCommit writes a HardState that only advances the commit index
+	// without an fsync: the next Save's sync covers it. Raft needs the
+	// term, the vote and the entries durable, not the commit index, which
+	// the leader tells again; a member of an ensemble may come back with
+	// an older one and apply the rest when the leader says. A one-voter
+	// group must not use it: its commit index is its own say.
+	LazyCommit bool
 }
 
 func (o *Options) ensureDefaults() {
@@ -439,7 +446,8 @@ func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if err := w.append(); err != nil {
+	sync := len(ents) > 0 || !w.opts.LazyCommit || hs.Term != w.hs.Term || hs.Vote != w.hs.Vote
+	if err := w.append(sync); err != nil {
 		return err
 	}
 	if n := len(ents); n > 0 {
@@ -494,7 +502,7 @@ func (w *WAL) saveMarker(meta raftpb.SnapshotMetadata, received bool) error {
 		typ = typeReceivedSnap
 	}
 	w.buf = appendProtoRecord(w.buf[:0], typ, &meta)
-	if err := w.append(); err != nil {
+	if err := w.append(true); err != nil {
 		return err
 	}
 	if meta.Index <= w.snap.Index {
@@ -510,8 +518,8 @@ func (w *WAL) saveMarker(meta raftpb.SnapshotMetadata, received bool) error {
 }
 
 // append writes w.buf to the active segment (cutting a new one first if it
-// would not fit) and syncs it. Any error is made sticky.
-func (w *WAL) append() error {
+// would not fit) and, if sync, syncs it. Any error is made sticky.
+func (w *WAL) append(sync bool) error {
 	buf := w.buf
 	// A batch larger than a segment goes whole into a fresh one, growing it.
 	if w.off+int64(len(buf)) > w.opts.SegmentSize && w.off > w.base {
@@ -527,7 +535,7 @@ func (w *WAL) append() error {
 		return w.fail(fmt.Errorf("wal: write: %w", err))
 	}
 	w.off += int64(len(buf))
-	if w.opts.NoSync {
+	if w.opts.NoSync || !sync {
 		return nil
 	}
 	if err := w.f.Sync(); err != nil {
