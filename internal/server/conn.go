@@ -221,6 +221,10 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 	resp := &jute.ConnectResponse{
 		TimeOut: timeout, SessionID: req.SessionID, Passwd: req.Passwd, HasReadOnly: req.HasReadOnly,
 	}
+	known, valid := s.checkSession(req.SessionID, req.Passwd)
+	if known && !valid {
+		return c.refuseSession(req)
+	}
 	if s.ownedElsewhere(req.SessionID) {
 		// The session moved here, or this server has not applied its
 		// creation yet: the ensemble records the move (setOwner) before
@@ -235,7 +239,7 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 		return c.submit(&pending{conn: c, op: txn.OpSetOwner, connect: resp},
 			txn.Request{SessionID: req.SessionID, Op: txn.OpSetOwner})
 	}
-	if !s.validSession(req.SessionID, req.Passwd) {
+	if !valid {
 		return c.refuseSession(req)
 	}
 	c.session.Store(req.SessionID)

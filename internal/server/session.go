@@ -71,14 +71,14 @@ func (s *Server) newSessionID() int64 {
 	return s.ids.Next()
 }
 
-// validSession reports whether sid is a live session with this password.
-func (s *Server) validSession(sid int64, passwd []byte) bool {
-	ok := false
+// checkSession reports whether sid is a session this server knows, and
+// whether it is live with this password.
+func (s *Server) checkSession(sid int64, passwd []byte) (known, valid bool) {
 	s.rep.Read(func(st *txn.State, _ int64) {
 		info, found := st.Sessions[sid]
-		ok = found && bytes.Equal(info.Password, passwd)
+		known, valid = found, found && bytes.Equal(info.Password, passwd)
 	})
-	return ok && s.touch(sid)
+	return known, valid && s.touch(sid)
 }
 
 // ownedElsewhere reports whether, in an ensemble, the session is not
