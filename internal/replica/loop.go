@@ -68,6 +68,7 @@ func (r *Replica) Run() {
 			r.rn.Tick()
 			r.sinceLead++
 			r.recordProgress()
+			r.watchLeaderLink()
 		case p := <-propc:
 			r.waiting = append(r.waiting, p)
 			r.drain()
@@ -135,6 +136,43 @@ func (r *Replica) propose() {
 		r.prepAll()
 	case st.Lead != raft.None && st.Lead != r.cfg.ID:
 		r.forwardAll(st.Lead)
+	}
+}
+
+// LinkState is implemented by a Transport that knows whether its link to
+// a member is up.
+type LinkState interface {
+	Connected(id uint64) bool
+}
+
+// leaderLinkTicks is how many ticks the link to the leader must stay down
+// before a follower stops waiting out the election timeout.
+const leaderLinkTicks = 2
+
+// watchLeaderLink shortens a follower's wait when its link to the leader
+// is down and does not come back: the leader's process is likely gone
+// (its TCP connections were reset), which Apache's followers notice at
+// once. The election clock is moved past the base timeout, so the
+// follower campaigns within the randomized rest of it. PreVote keeps this
+// from disturbing a leader the others still hear from: they refuse to
+// vote while they are in its lease.
+func (r *Replica) watchLeaderLink() {
+	ls, ok := r.cfg.Transport.(LinkState)
+	if !ok {
+		return
+	}
+	st := r.rn.BasicStatus()
+	if st.RaftState != raft.StateFollower || st.Lead == raft.None || ls.Connected(st.Lead) {
+		r.leadLinkDown = 0
+		return
+	}
+	r.leadLinkDown++
+	if r.leadLinkDown != leaderLinkTicks {
+		return
+	}
+	r.cfg.Logger.Info("the link to the leader is down: campaigning early", "leader", st.Lead)
+	for range r.cfg.ElectionTicks + r.cfg.ElectionTicks/2 {
+		r.rn.Tick()
 	}
 }
 

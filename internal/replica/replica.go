@@ -262,25 +262,26 @@ type Replica struct {
 	once  sync.Once
 
 	// Loop-owned.
-	waiting     []proposal          // accepted, not yet prepped
-	inflight    map[uint64]inflight // proposed or forwarded by us, by sequence
-	proposed    []prepped           // prepped here as leader, in log order
-	lastLead    uint64              // the leader as of the last loop turn
-	sinceLead   int                 // ticks since a message from a leader
-	unreachable []uint64            // peers a send failed to, for raft
-	seq         uint64              // of our last proposal
-	appliedSeq  uint64              // of our last proposal applied
-	syncID      uint64
-	syncs       []syncWait
-	applied     uint64
-	appliedTerm uint64
-	compacted   uint64
-	confState   raftpb.ConfState // as of applied, for snapshots
-	snapNext    uint64           // applied index at which to snapshot next
-	snapBusy    bool             // a snapshot is being written
-	snapc       chan snapResult  // its result; capacity 1
-	received    *receivedSnap    // from the leader, for raft to hand back
-	streaming   map[uint64]bool  // followers a snapshot is being sent to
+	waiting      []proposal          // accepted, not yet prepped
+	inflight     map[uint64]inflight // proposed or forwarded by us, by sequence
+	proposed     []prepped           // prepped here as leader, in log order
+	lastLead     uint64              // the leader as of the last loop turn
+	sinceLead    int                 // ticks since a message from a leader
+	leadLinkDown int                 // ticks the link to the leader has been down
+	unreachable  []uint64            // peers a send failed to, for raft
+	seq          uint64              // of our last proposal
+	appliedSeq   uint64              // of our last proposal applied
+	syncID       uint64
+	syncs        []syncWait
+	applied      uint64
+	appliedTerm  uint64
+	compacted    uint64
+	confState    raftpb.ConfState // as of applied, for snapshots
+	snapNext     uint64           // applied index at which to snapshot next
+	snapBusy     bool             // a snapshot is being written
+	snapc        chan snapResult  // its result; capacity 1
+	received     *receivedSnap    // from the leader, for raft to hand back
+	streaming    map[uint64]bool  // followers a snapshot is being sent to
 
 	// Snapshot streams to followers: goroutines the loop starts and, as
 	// it ends, cancels (streamCtx) and waits for.

@@ -43,6 +43,8 @@ func (l peerLink) Send(to uint64, kind uint8, data []byte) bool {
 	return l.t.Send(to, peer.Message{Kind: kind, Data: data})
 }
 
+func (l peerLink) Connected(id uint64) bool { return l.t.Connected(id) }
+
 func (l peerLink) SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error {
 	return l.t.SendStream(ctx, to, header, body)
 }
@@ -171,4 +173,7 @@ func electionTimeout(tickTime time.Duration) time.Duration {
 	return raftTick(tickTime) * electionTicks
 }
 
-var _ replica.Transport = peerLink{}
+var (
+	_ replica.Transport = peerLink{}
+	_ replica.LinkState = peerLink{}
+)
