@@ -21,6 +21,8 @@ var pure = map[string][]string{
 	"internal/session": {"net", "os", "syscall", "go.etcd.io/raft/v3"},
 	"internal/acl":     {"net", "os", "syscall", "go.etcd.io/raft/v3"},
 	"internal/config":  {"net", "syscall", "go.etcd.io/raft/v3"},
+	// member turns membership into raft conf changes: raftpb, not raft.
+	"internal/member": {"net", "os", "syscall", "go.etcd.io/raft/v3"},
 }
 
 const module = "github.com/zoohq/zoo/"
