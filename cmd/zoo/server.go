@@ -195,6 +195,7 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		ExtendedTypes:         c.ExtendedTypesEnabled,
 		EnforceQuota:          c.EnforceQuota,
 		SkipACL:               c.SkipACL,
+		ReconfigEnabled:       c.ReconfigEnabled,
 		FourLetterWords:       c.FourLetterWords,
 		ContainerCheck:        time.Duration(c.ContainerCheckInterval) * time.Millisecond,
 		ContainerMaxPerMinute: c.ContainerMaxPerMinute,

@@ -77,7 +77,7 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.compacted = meta.Index
 	r.lastZxid.Store(int64(meta.Index))
-	r.confState = ws.Snapshot.ConfState
+	r.setConfState(ws.Snapshot.ConfState)
 	r.cfg.Logger.Info("loaded snapshot", "index", meta.Index, "term", meta.Term,
 		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
 	return ws, nil

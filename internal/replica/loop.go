@@ -253,7 +253,11 @@ func (r *Replica) prepAll() {
 		}
 		t := r.cfg.Prep.Prep(p.req)
 		data := t.AppendMarshal(newEnvelope(origin, seq, txnSize(p.req.Record)))
-		if err := r.rn.Propose(data); err != nil {
+		propose := r.rn.Propose
+		if t.Type == jute.OpReconfig {
+			propose = func(data []byte) error { return r.proposeReconfig(t, data) }
+		}
+		if err := propose(data); err != nil {
 			r.cfg.Logger.Warn("proposal dropped", "err", err)
 			r.waiting = r.waiting[i:]
 			r.dropAll()
@@ -430,9 +434,15 @@ func (r *Replica) apply(ents []raftpb.Entry) {
 }
 
 func (r *Replica) applyTxn(e *raftpb.Entry) {
-	origin, seq, body, err := OpenEnvelope(e.Data)
+	r.applyEntryData(e.Index, e.Data)
+}
+
+// applyEntryData applies a txn's log entry data (an envelope and the txn),
+// from a plain entry or a membership change's Context.
+func (r *Replica) applyEntryData(index uint64, data []byte) {
+	origin, seq, body, err := OpenEnvelope(data)
 	if err != nil {
-		r.cfg.Logger.Error("skipping malformed log entry", "index", e.Index, "err", err)
+		r.cfg.Logger.Error("skipping malformed log entry", "index", index, "err", err)
 		return
 	}
 	var (
@@ -458,11 +468,11 @@ func (r *Replica) applyTxn(e *raftpb.Entry) {
 	}
 	if t == nil {
 		if t, err = txn.Unmarshal(body); err != nil {
-			r.cfg.Logger.Error("skipping undecodable txn", "index", e.Index, "err", err)
+			r.cfg.Logger.Error("skipping undecodable txn", "index", index, "err", err)
 			return
 		}
 	}
-	zxid := int64(e.Index)
+	zxid := int64(index)
 	r.mu.Lock()
 	res := txn.Apply(r.state, t, zxid)
 	r.lastZxid.Store(zxid)
@@ -486,7 +496,16 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 		r.cfg.Logger.Error("bad conf change", "index", e.Index, "err", err)
 		return
 	}
-	r.confState = *r.rn.ApplyConfChange(cc)
+	// The txn first, so that /zookeeper/config and raft's membership
+	// change at the same entry; a change raft made on its own (leaving a
+	// joint configuration) carries none.
+	if len(cc.Context) > 0 {
+		r.applyEntryData(e.Index, cc.Context)
+	}
+	r.setConfState(*r.rn.ApplyConfChange(cc))
+	r.confPending = false
+	r.cfg.Logger.Info("membership changed", "index", e.Index, "voters", r.confState.Voters,
+		"learners", r.confState.Learners, "joint", len(r.confState.VotersOutgoing) > 0)
 }
 
 // completeSyncs answers the syncs whose read index is applied. Syncs are

@@ -251,6 +251,8 @@ type Replica struct {
 
 	lastZxid atomic.Int64
 	progress atomic.Pointer[[]PeerProgress] // the leader's view, per tick
+	voters   atomic.Pointer[[]uint64]       // as of the applied membership
+	learner  atomic.Bool                    // this member is a learner
 	leader   atomic.Bool                    // this replica is the leader and may prep
 	leadID   atomic.Uint64                  // the leader raft knows of; 0 for none
 	term     atomic.Uint64
@@ -277,6 +279,7 @@ type Replica struct {
 	appliedTerm  uint64
 	compacted    uint64
 	confState    raftpb.ConfState // as of applied, for snapshots
+	confPending  bool             // a membership change proposed here, not applied
 	snapNext     uint64           // applied index at which to snapshot next
 	snapBusy     bool             // a snapshot is being written
 	snapc        chan snapResult  // its result; capacity 1
@@ -417,7 +420,7 @@ func (r *Replica) bootstrap() error {
 	}
 	r.applied, r.appliedTerm, r.compacted = 1, 1, 1
 	r.snapNext = r.applied + r.snapInterval()
-	r.confState = cs
+	r.setConfState(cs)
 	return nil
 }
 

@@ -175,7 +175,7 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.lastZxid.Store(int64(meta.Index))
 	r.mu.Unlock()
-	r.confState = meta.ConfState
+	r.setConfState(meta.ConfState)
 	r.compacted = meta.Index
 	r.snapNext = meta.Index + r.snapInterval()
 	r.dropAll()

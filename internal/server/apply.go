@@ -47,6 +47,9 @@ func (s *Server) onApply(ev replica.Event) {
 			s.complete(p, ev)
 		}
 		s.sessionChanged(ev.Txn)
+		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
+			s.reconfigured(ev.Result.Data)
+		}
 	case replica.Synced:
 		if p := s.takePending(ev.Tag); p != nil {
 			p.conn.reply(p.xid, ev.Zxid, jute.OK, &jute.PathRequest{Path: p.path}, p.start)
@@ -170,8 +173,11 @@ func writeReply(op jute.Op, r *txn.Result) (jute.Code, jute.Record) {
 		return jute.OK, &jute.Create2Response{Path: r.Path, Stat: r.Stat}
 	case jute.OpSetData, jute.OpSetACL:
 		return jute.OK, &jute.StatResponse{Stat: r.Stat}
+	case jute.OpReconfig:
+		// Apache answers with the new /zookeeper/config.
+		return jute.OK, &jute.GetDataResponse{Data: r.Data, Stat: r.Stat}
 	}
-	return jute.OK, nil // delete, check, closeSession, reconfig
+	return jute.OK, nil // delete, check, closeSession
 }
 
 // isWrite reports whether op goes through prep and the log. sync does too:

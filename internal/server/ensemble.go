@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"time"
 
+	"github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/peer"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/session"
@@ -32,9 +32,6 @@ type Ensemble struct {
 }
 
 func (e *Ensemble) enabled() bool { return len(e.Voters)+len(e.Learners) > 1 }
-
-// observer reports whether server id is one of the ensemble's observers.
-func (e *Ensemble) observer(id uint64) bool { return slices.Contains(e.Learners, id) }
 
 // peerLink adapts the peer transport to the replica's Transport.
 type peerLink struct{ t *peer.Transport }
@@ -67,6 +64,33 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 			return s.rep.ReceiveSnapshot(from, header, body)
 		},
 	})
+}
+
+// reconfigured follows a membership change on the peer links: new
+// members are dialled at the quorum address /zookeeper/config gives,
+// members that left are dropped. A member that stays keeps the address
+// it has (zoo.cfg's, which may differ from the text: a proxy, a NAT).
+// It runs on the replica's loop, its only caller.
+func (s *Server) reconfigured(data []byte) {
+	m, err := member.Parse(string(data))
+	if err != nil || s.peers == nil {
+		return
+	}
+	peers := make(map[uint64]string, len(m.Servers))
+	for _, sv := range m.Servers {
+		id := uint64(sv.ID)
+		if id == uint64(s.cfg.ServerID) {
+			continue
+		}
+		if addr, ok := s.peerAddrs[id]; ok {
+			peers[id] = addr
+		} else {
+			peers[id] = sv.QuorumAddr()
+		}
+	}
+	s.peerAddrs = peers
+	s.peers.SetPeers(peers)
+	s.log.Info("membership changed", "participants", m.Participants(), "observers", m.Observers())
 }
 
 // In an ensemble only the leader expires sessions (DESIGN decision 8): the

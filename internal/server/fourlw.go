@@ -41,7 +41,7 @@ func (s *Server) mode() string {
 		return fourlw.ModeStandalone
 	case s.rep.Leader() == s.rep.ID():
 		return fourlw.ModeLeader
-	case s.cfg.Ensemble.observer(s.rep.ID()):
+	case s.rep.IsLearner():
 		return fourlw.ModeObserver
 	default:
 		return fourlw.ModeFollower
@@ -217,7 +217,7 @@ func (src source) Monitor() fourlw.Monitor {
 // monitorQuorum adds what mntr shows of the ensemble: the role, the
 // members, and which peers this server has a live link to.
 func (s *Server) monitorQuorum(m *fourlw.Monitor, e Ensemble) {
-	m.QuorumSize = len(e.Voters)
+	m.QuorumSize = len(s.rep.Voters())
 	m.PeerState = "following - broadcast"
 	connected := 0
 	for id := range e.Peers {

@@ -13,9 +13,10 @@ import (
 )
 
 // startMembers starts an in-process ensemble of voters and then
-// observers (ids after the voters'), all given the same membership, and
-// returns their client addresses by id.
-func startMembers(t *testing.T, voters, observers int, membership string) map[uint64]*testServer {
+// observers (ids after the voters'), all given the same membership (or,
+// if empty, one naming their real quorum addresses), each configured by
+// edit if not nil, and returns them by id.
+func startMembers(t *testing.T, voters, observers int, membership string, edit ...func(*Config)) map[uint64]*testServer {
 	t.Helper()
 	var vs, ls []uint64
 	quorum := map[uint64]net.Listener{}
@@ -32,6 +33,16 @@ func startMembers(t *testing.T, voters, observers int, membership string) map[ui
 		}
 		quorum[id], addrs[id] = ln, ln.Addr().String()
 	}
+	if membership == "" {
+		for id := uint64(1); id <= uint64(voters+observers); id++ {
+			role := "participant"
+			if id > uint64(voters) {
+				role = "observer"
+			}
+			membership += fmt.Sprintf("server.%d=%s:%d:%s\n", id, addrs[id], id, role)
+		}
+		membership += "version=0"
+	}
 	out := map[uint64]*testServer{}
 	for id, ln := range quorum {
 		peers := map[uint64]string{}
@@ -45,6 +56,9 @@ func startMembers(t *testing.T, voters, observers int, membership string) map[ui
 		cfg.ServerID = int64(id)
 		cfg.TickTime = 200 * time.Millisecond
 		cfg.Ensemble = Ensemble{Voters: vs, Learners: ls, Peers: peers, Listener: ln, Membership: membership}
+		for _, e := range edit {
+			e(&cfg)
+		}
 		srv, err := New(cfg)
 		if err != nil {
 			t.Fatalf("server %d: %v", id, err)

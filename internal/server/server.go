@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -114,6 +115,9 @@ type Config struct {
 	SnapCompression snap.Compression
 	// FS is the file system of the data directories; nil is the OS's.
 	FS vfs.FS
+	// ReconfigEnabled allows the reconfig operation (reconfigEnabled); it
+	// takes the super user, or WRITE on /zookeeper/config.
+	ReconfigEnabled bool
 	// Ensemble names the servers this one replicates with; the zero
 	// value runs standalone.
 	Ensemble Ensemble
@@ -187,9 +191,10 @@ type Server struct {
 	ids     *session.IDGen
 	active  map[int64]struct{} // sessions heard from since the last report
 
-	peers      *peer.Transport // in an ensemble; else nil
-	leading    bool            // housekeeping's: tracking expiry as leader
-	leaderless time.Time       // housekeeping's: when the leader was lost
+	peers      *peer.Transport   // in an ensemble; else nil
+	peerAddrs  map[uint64]string // the peers' addresses; the replica's loop owns it
+	leading    bool              // housekeeping's: tracking expiry as leader
+	leaderless time.Time         // housekeeping's: when the leader was lost
 
 	tag       atomic.Uint64
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
@@ -228,9 +233,10 @@ func New(cfg Config) (*Server, error) {
 	s.ids = session.NewIDGen(cfg.ServerID, now)
 	state := txn.NewState(tree.New())
 	prep := txn.NewPrepper(state, txn.PrepConfig{
-		ExtendedTypes: cfg.ExtendedTypes,
-		EnforceQuota:  cfg.EnforceQuota,
-		QuotaWarning:  s.quotaWarning,
+		ReconfigEnabled: cfg.ReconfigEnabled,
+		ExtendedTypes:   cfg.ExtendedTypes,
+		EnforceQuota:    cfg.EnforceQuota,
+		QuotaWarning:    s.quotaWarning,
 	})
 	rcfg := replica.Config{
 		ID:              uint64(cfg.ServerID),
@@ -277,6 +283,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.rep = rep
+	if cfg.Ensemble.enabled() {
+		s.peerAddrs = maps.Clone(cfg.Ensemble.Peers)
+		prep.SetReconfig(rep)
+	}
 	// Every recovered session is due one timeout from now: its client may
 	// reconnect until then.
 	rep.Read(func(st *txn.State, _ int64) {

@@ -66,6 +66,8 @@ type Result struct {
 	// Session is the session a createSession added or a closeSession
 	// removed.
 	Session int64
+	// Data is /zookeeper/config's new content after a reconfig.
+	Data []byte
 }
 
 // Apply applies t at zxid to s and reports what it did. It is
@@ -88,6 +90,8 @@ func Apply(s *State, t *Txn, zxid int64) Result {
 		applyCloseSession(s, t, zxid, &r)
 	case OpSetOwner:
 		applySetOwner(s, t, &r)
+	case jute.OpReconfig:
+		applyReconfig(s, t, zxid, &r)
 	default:
 		o := applyOp(s.Tree, t.SessionID, t.Time, t.Type, t.Body, zxid, &r.Triggers)
 		r.Err, r.Path, r.Stat = o.err, o.path, o.stat

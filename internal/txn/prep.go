@@ -34,11 +34,12 @@ type PrepConfig struct {
 	// ExtendedTypes allows TTL nodes (zoo.cfg extendedTypesEnabled);
 	// without it createTTL fails with Unimplemented.
 	ExtendedTypes bool
-	// ReconfigEnabled is zoo.cfg's reconfigEnabled. Reconfig goes through
-	// raft membership changes, not prep: prep answers ReconfigDisabled
-	// without it, as Apache does, and Unimplemented with it, as Apache's
-	// standalone server does.
+	// ReconfigEnabled is zoo.cfg's reconfigEnabled: without it reconfig
+	// fails with ReconfigDisabled, as in Apache.
 	ReconfigEnabled bool
+	// Reconfig is the ensemble, for reconfig; nil (standalone) answers
+	// Unimplemented, as Apache's standalone server does.
+	Reconfig Reconfigurer
 	// EnforceQuota refuses a create or setData that would pass a hard
 	// quota limit with QuotaExceeded (Apache's zookeeper.enforceQuota,
 	// false by default; Apache 3.8 then does not even check).
@@ -241,10 +242,9 @@ func (p *Prepper) prepOp(req *Request, op jute.Op, rec jute.Record) (jute.Record
 		p.sess[req.SessionID] = c
 		return &SetOwnerTxn{Owner: int64(req.Server)}, nil
 	case jute.OpReconfig:
-		if p.cfg.ReconfigEnabled {
-			return nil, jute.Unimplemented
+		if r, ok := rec.(*jute.ReconfigRequest); ok {
+			return p.prepReconfig(req, r)
 		}
-		return nil, jute.ReconfigDisabled
 	default:
 		return nil, jute.Unimplemented
 	}

@@ -95,6 +95,8 @@ func newBody(op jute.Op) jute.Record {
 		return new(CloseSessionTxn)
 	case OpSetOwner:
 		return new(SetOwnerTxn)
+	case jute.OpReconfig:
+		return new(ReconfigTxn)
 	}
 	return newSubBody(op)
 }
@@ -156,6 +158,8 @@ func describeBody(b jute.Record) string {
 		return fmt.Sprintf("paths=%v", x.Paths)
 	case *SetOwnerTxn:
 		return fmt.Sprintf("owner=%d", x.Owner)
+	case *ReconfigTxn:
+		return x.String()
 	case *MultiTxn:
 		s := "["
 		for i, op := range x.Ops {

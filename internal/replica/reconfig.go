@@ -1,0 +1,94 @@
+package replica
+
+import (
+	"slices"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+
+	members "github.com/zoohq/zoo/internal/member"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// A reconfig (ZooKeeper's dynamic reconfiguration) is prepped like any
+// write, into a txn holding the new membership text. When the membership
+// changes, the leader proposes it as a raft ConfChangeV2 whose Context is
+// the txn's log entry: raft commits the change (joint consensus when
+// several members change, left automatically) and every member applies
+// the txn, rewriting /zookeeper/config, at the same point of the log. A
+// reconfig that changes no member (only addresses, or nothing) goes
+// through the log as a plain entry.
+
+// setConfState records the membership raft applied, for snapshots and for
+// the readers outside the loop.
+func (r *Replica) setConfState(cs raftpb.ConfState) {
+	r.confState = cs
+	voters := append(slices.Clone(cs.Voters), cs.VotersOutgoing...)
+	slices.Sort(voters)
+	r.voters.Store(&voters)
+	r.learner.Store(slices.Contains(cs.Learners, r.cfg.ID) || slices.Contains(cs.LearnersNext, r.cfg.ID))
+}
+
+// Voters returns the voting members (both sides of a joint configuration).
+func (r *Replica) Voters() []uint64 {
+	if v := r.voters.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+// IsLearner reports whether this member replicates without voting (an
+// observer).
+func (r *Replica) IsLearner() bool { return r.learner.Load() }
+
+// InProgress implements txn.Reconfigurer: a membership change this leader
+// proposed is not applied yet, or the group is in a joint configuration
+// that raft has yet to leave. Raft would refuse another meanwhile.
+func (r *Replica) InProgress() bool {
+	return r.confPending || len(r.confState.VotersOutgoing) > 0
+}
+
+// Synced implements txn.Reconfigurer: the leader and the members raft
+// sees as active and replicating.
+func (r *Replica) Synced() []int64 {
+	st := r.rn.Status()
+	out := []int64{int64(r.cfg.ID)}
+	for id, pr := range st.Progress {
+		if id != r.cfg.ID && pr.RecentActive && pr.State == tracker.StateReplicate {
+			out = append(out, int64(id))
+		}
+	}
+	return out
+}
+
+// proposeReconfig proposes a prepped reconfig txn (encoded in data): as a
+// ConfChangeV2 if it changes the members, else as a plain entry.
+func (r *Replica) proposeReconfig(t *txn.Txn, data []byte) error {
+	body, ok := t.Body.(*txn.ReconfigTxn)
+	if !ok {
+		return r.rn.Propose(data)
+	}
+	next, err := members.Parse(body.Membership)
+	if err != nil {
+		return r.rn.Propose(data)
+	}
+	var cur members.Membership
+	r.mu.RLock()
+	if info, ok := r.state.Tree.Lookup(tree.ConfigPath); ok {
+		cur, _ = members.Parse(string(info.Data))
+	}
+	r.mu.RUnlock()
+	changes := members.Diff(cur, next).ConfChanges()
+	if len(changes) == 0 {
+		return r.rn.Propose(data)
+	}
+	cc := raftpb.ConfChangeV2{Transition: raftpb.ConfChangeTransitionAuto, Changes: changes, Context: data}
+	if err := r.rn.ProposeConfChange(cc); err != nil {
+		return err
+	}
+	r.confPending = true
+	return nil
+}
+
+var _ txn.Reconfigurer = (*Replica)(nil)
