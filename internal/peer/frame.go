@@ -137,9 +137,15 @@ func (c connType) String() string {
 
 const (
 	helloMagic   = "ZOOP"
-	protoVersion = 1
-	helloLen     = 4 + 1 + 1 + 8 + 8
+	protoVersion = 2
+	helloLen     = 4 + 1 + 1 + 8 + 8 + 1
+	ackLen       = 2
 )
+
+// flagEstablished, in a hello's or an ack's flags, says the sender is a
+// member of a running ensemble (Config.Established): a fresh server that
+// hears it must join that ensemble rather than start one.
+const flagEstablished uint8 = 1
 
 // hello is the dialer's opening of every connection.
 type hello struct {
@@ -147,13 +153,15 @@ type hello struct {
 	typ     connType
 	from    uint64 // dialer's id
 	to      uint64 // the id the dialer expects to reach
+	flags   uint8
 }
 
 func (h hello) append(dst []byte) []byte {
 	dst = append(dst, helloMagic...)
 	dst = append(dst, h.version, uint8(h.typ))
 	dst = binary.BigEndian.AppendUint64(dst, h.from)
-	return binary.BigEndian.AppendUint64(dst, h.to)
+	dst = binary.BigEndian.AppendUint64(dst, h.to)
+	return append(dst, h.flags)
 }
 
 // parseHello decodes a hello. It checks only the magic: version and type
@@ -170,6 +178,7 @@ func parseHello(b []byte) (hello, error) {
 		typ:     connType(b[5]),
 		from:    binary.BigEndian.Uint64(b[6:14]),
 		to:      binary.BigEndian.Uint64(b[14:22]),
+		flags:   b[22],
 	}, nil
 }
 
@@ -181,7 +190,8 @@ func readHello(r io.Reader) (hello, error) {
 	return parseHello(b[:])
 }
 
-// ackStatus is the acceptor's one-byte answer to a hello.
+// ackStatus is the acceptor's answer to a hello: a status byte, then its
+// flags byte.
 type ackStatus uint8
 
 const (

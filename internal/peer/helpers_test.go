@@ -247,7 +247,7 @@ func dialRaw(t *testing.T, addr string, h hello) (*rawPeer, ackStatus) {
 	if _, err := c.Write(h.append(nil)); err != nil {
 		t.Fatal(err)
 	}
-	var ack [1]byte
+	var ack [ackLen]byte
 	if _, err := c.Read(ack[:]); err != nil {
 		t.Fatalf("reading ack: %v", err)
 	}

@@ -97,7 +97,10 @@ func (t *Transport) acceptHandshake(c net.Conn) (hello, bool) {
 		return hello{}, false
 	}
 	st := t.checkHello(h)
-	if _, err := c.Write([]byte{byte(st)}); err != nil {
+	if st == ackOK || st == ackUnknownPeer {
+		t.heard(h.from, h.flags&flagEstablished != 0)
+	}
+	if _, err := c.Write([]byte{byte(st), t.flags()}); err != nil {
 		t.log.Warn("peer: handshake reply failed", "remote", remote, "from", h.from, "err", err)
 		return hello{}, false
 	}
@@ -255,15 +258,24 @@ func (t *Transport) clientHandshake(c net.Conn, to uint64, typ connType) error {
 	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
 		return err
 	}
-	h := hello{version: protoVersion, typ: typ, from: t.cfg.ID, to: to}
+	h := hello{version: protoVersion, typ: typ, from: t.cfg.ID, to: to, flags: t.flags()}
 	if _, err := c.Write(h.append(make([]byte, 0, helloLen))); err != nil {
 		return err
 	}
-	var ack [1]byte
+	var ack [ackLen]byte
 	if _, err := io.ReadFull(c, ack[:]); err != nil {
 		return err
 	}
-	if st := ackStatus(ack[0]); st != ackOK {
+	st := ackStatus(ack[0])
+	switch st {
+	case ackOK:
+		t.heard(to, ack[1]&flagEstablished != 0)
+	case ackUnknownPeer:
+		// A server that does not know us runs with a membership we
+		// are not in: an ensemble we may only join.
+		t.heard(to, true)
+	}
+	if st != ackOK {
 		return fmt.Errorf("%w: %s", ErrRejected, st)
 	}
 	return c.SetDeadline(time.Time{})

@@ -17,7 +17,7 @@ func TestIdleLinkClosed(t *testing.T) {
 		c.HeartbeatInterval = 10 * time.Millisecond
 		c.IdleTimeout = 300 * time.Millisecond
 	})
-	raw, st := dialRaw(t, a.tr.Addr().String(), hello{protoVersion, connLink, 2, 1})
+	raw, st := dialRaw(t, a.tr.Addr().String(), hello{protoVersion, connLink, 2, 1, 0})
 	if st != ackOK {
 		t.Fatal(st)
 	}
@@ -84,7 +84,7 @@ func TestStuckPeerCut(t *testing.T) {
 		c.WriteTimeout = 100 * time.Millisecond
 		c.IdleTimeout = time.Hour // only the write deadline may end the link
 	})
-	raw, st := dialRaw(t, a.tr.Addr().String(), hello{protoVersion, connLink, 2, 1})
+	raw, st := dialRaw(t, a.tr.Addr().String(), hello{protoVersion, connLink, 2, 1, 0})
 	if st != ackOK {
 		t.Fatal(st)
 	}
@@ -103,7 +103,7 @@ func TestNewLinkReplacesOld(t *testing.T) {
 	checkLeaks(t)
 	a := startNode(t, 1, listen(t), map[uint64]string{2: ""}, nil)
 	addr := a.tr.Addr().String()
-	first, st := dialRaw(t, addr, hello{protoVersion, connLink, 2, 1})
+	first, st := dialRaw(t, addr, hello{protoVersion, connLink, 2, 1, 0})
 	if st != ackOK {
 		t.Fatal(st)
 	}
@@ -111,7 +111,7 @@ func TestNewLinkReplacesOld(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.in.waitN(t, 2, 1)
-	second, st := dialRaw(t, addr, hello{protoVersion, connLink, 2, 1})
+	second, st := dialRaw(t, addr, hello{protoVersion, connLink, 2, 1, 0})
 	if st != ackOK {
 		t.Fatal(st)
 	}

@@ -86,6 +86,39 @@ type Config struct {
 	// StreamTimeout: a stream receiver that gets nothing for this long
 	// gives up on the stream (30s).
 	StreamTimeout time.Duration
+	// Established tells the handshakes whether this server is a member of
+	// a running ensemble (see Survey); nil is never.
+	Established func() bool
+}
+
+// Survey reports how many peers this transport has completed a handshake
+// with, or been refused by as unknown, and whether any of them runs an
+// established ensemble (or does not know this server, which means the
+// same). A fresh server uses it to decide between starting an ensemble
+// and joining one.
+func (t *Transport) Survey() (heard int, established bool) {
+	t.surveyMu.Lock()
+	defer t.surveyMu.Unlock()
+	for _, e := range t.survey {
+		heard++
+		established = established || e
+	}
+	return heard, established
+}
+
+// heard records what a handshake told of a peer.
+func (t *Transport) heard(id uint64, established bool) {
+	t.surveyMu.Lock()
+	defer t.surveyMu.Unlock()
+	t.survey[id] = t.survey[id] || established
+}
+
+// flags are this server's handshake flags.
+func (t *Transport) flags() uint8 {
+	if t.cfg.Established != nil && t.cfg.Established() {
+		return flagEstablished
+	}
+	return 0
 }
 
 const (
@@ -178,6 +211,9 @@ type Transport struct {
 	// conns holds accepted connections that no peer goroutine owns: those
 	// in handshake and stream connections. Close closes them.
 	conns map[net.Conn]struct{}
+
+	surveyMu sync.Mutex
+	survey   map[uint64]bool // peers heard from: whether established
 }
 
 // peer is the state of one remote server. Its goroutine (runPeer) owns the
@@ -218,6 +254,7 @@ func New(cfg Config) (*Transport, error) {
 		handshakes: make(chan struct{}, maxHandshakes),
 		peers:      make(map[uint64]*peer),
 		conns:      make(map[net.Conn]struct{}),
+		survey:     make(map[uint64]bool),
 	}
 	for id, addr := range cfg.Peers {
 		if id != cfg.ID {

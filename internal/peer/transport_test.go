@@ -341,15 +341,15 @@ func TestHandshakeRejects(t *testing.T) {
 		h    hello
 		want ackStatus
 	}{
-		{"valid", hello{protoVersion, connLink, 7, 5}, ackOK},
-		{"wrong expected id", hello{protoVersion, connLink, 7, 6}, ackWrongID},
-		{"unknown dialer", hello{protoVersion, connLink, 9, 5}, ackUnknownPeer},
-		{"dialer id 0", hello{protoVersion, connLink, 0, 5}, ackUnknownPeer},
-		{"self", hello{protoVersion, connLink, 5, 5}, ackUnknownPeer},
-		{"smaller id dials", hello{protoVersion, connLink, 3, 5}, ackWrongDirection},
-		{"future version", hello{protoVersion + 1, connLink, 7, 5}, ackBadVersion},
-		{"unknown type", hello{protoVersion, 9, 7, 5}, ackBadType},
-		{"stream without OnStream", hello{protoVersion, connStream, 7, 5}, ackNoStreams},
+		{"valid", hello{protoVersion, connLink, 7, 5, 0}, ackOK},
+		{"wrong expected id", hello{protoVersion, connLink, 7, 6, 0}, ackWrongID},
+		{"unknown dialer", hello{protoVersion, connLink, 9, 5, 0}, ackUnknownPeer},
+		{"dialer id 0", hello{protoVersion, connLink, 0, 5, 0}, ackUnknownPeer},
+		{"self", hello{protoVersion, connLink, 5, 5, 0}, ackUnknownPeer},
+		{"smaller id dials", hello{protoVersion, connLink, 3, 5, 0}, ackWrongDirection},
+		{"future version", hello{protoVersion + 1, connLink, 7, 5, 0}, ackBadVersion},
+		{"unknown type", hello{protoVersion, 9, 7, 5, 0}, ackBadType},
+		{"stream without OnStream", hello{protoVersion, connStream, 7, 5, 0}, ackNoStreams},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,4 +470,25 @@ func TestCloseWithoutStart(t *testing.T) {
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("listener not closed: %v", err)
 	}
+}
+
+// A fresh server learns from the handshakes whether its peers run an
+// established ensemble, in either direction of the link, and a peer that
+// does not know it at all counts as established (it runs a membership
+// this server is not in): Survey is what it decides to join or to start
+// an ensemble by.
+func TestSurvey(t *testing.T) {
+	checkLeaks(t)
+	lnA, lnB, lnC := listen(t), listen(t), listen(t)
+	established := func(c *Config) { c.Established = func() bool { return true } }
+	// 1 runs an ensemble with 2; 2 is fresh; 3 is unknown to 1.
+	a := startNode(t, 1, lnA, map[uint64]string{2: ""}, established)
+	b := startNode(t, 2, lnB, map[uint64]string{1: lnA.Addr().String()}, nil)
+	c := startNode(t, 3, lnC, map[uint64]string{1: lnA.Addr().String()}, nil)
+	waitFor(t, "the handshakes", func() bool {
+		hb, eb := b.tr.Survey()
+		ha, ea := a.tr.Survey()
+		hc, ec := c.tr.Survey()
+		return hb == 1 && eb && ha >= 1 && !ea && hc == 1 && ec
+	})
 }

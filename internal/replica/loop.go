@@ -43,7 +43,7 @@ func (r *Replica) Run() {
 		r.fail(err)
 		return
 	}
-	if len(r.confState.Voters) <= 1 {
+	if slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) {
 		if err := r.rn.Campaign(); err != nil {
 			r.cfg.Logger.Error("raft campaign", "err", err)
 		}
@@ -504,6 +504,7 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 	}
 	r.setConfState(*r.rn.ApplyConfChange(cc))
 	r.confPending = false
+	r.confIndex = e.Index
 	r.cfg.Logger.Info("membership changed", "index", e.Index, "voters", r.confState.Voters,
 		"learners", r.confState.Learners, "joint", len(r.confState.VotersOutgoing) > 0)
 }

@@ -28,6 +28,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,6 +145,11 @@ type Config struct {
 	// OnActivity is told of the sessions another server heard from, for
 	// the leader's expiry tracking. It runs on the transport's goroutine.
 	OnActivity func(ids []int64)
+	// Join makes a fresh log start empty instead of with the membership
+	// of Voters and Learners: the server joins an ensemble that already
+	// runs (its peers said so), and gets its state, membership included,
+	// from the leader once it is added (reconfig).
+	Join bool
 	// TrailingEntries is how many applied entries stay in memory behind
 	// the newest snapshot, so that a follower lagging by fewer gets them
 	// rather than a whole snapshot (Apache's zookeeper.commitLogCount
@@ -280,6 +287,7 @@ type Replica struct {
 	compacted    uint64
 	confState    raftpb.ConfState // as of applied, for snapshots
 	confPending  bool             // a membership change proposed here, not applied
+	confIndex    uint64           // the entry of the last membership change applied
 	snapNext     uint64           // applied index at which to snapshot next
 	snapBusy     bool             // a snapshot is being written
 	snapc        chan snapResult  // its result; capacity 1
@@ -352,9 +360,11 @@ func New(cfg Config) (*Replica, error) {
 		}
 		storage = r.disk
 	}
-	if fresh {
+	if fresh && !cfg.Join {
 		// Only a fresh log: a recovered one holds the configuration in its
 		// snapshot or in ConfChange entries that raft hands back to apply.
+		// A joining member starts empty: the leader sends it a snapshot
+		// once the ensemble has it among its members.
 		if err := r.bootstrap(); err != nil {
 			r.closeLog()
 			return nil, err
@@ -364,7 +374,7 @@ func New(cfg Config) (*Replica, error) {
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
-		Storage:                   storage,
+		Storage:                   snapshotStorage{storage, r},
 		Applied:                   r.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
@@ -423,6 +433,27 @@ func (r *Replica) bootstrap() error {
 	r.setConfState(cs)
 	return nil
 }
+
+// Fresh reports whether cfg's log directory holds no log yet (or there is
+// none: the log is kept in memory), so that New would start a new one.
+func Fresh(cfg Config) bool {
+	if cfg.Dir == "" {
+		return true
+	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	names, err := fs.List(cfg.Dir)
+	if err != nil {
+		return true // no directory: wal.Open creates it
+	}
+	return !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".wal") })
+}
+
+// Established reports whether this member has applied more than its
+// bootstrap: it runs in an ensemble that elected a leader.
+func (r *Replica) Established() bool { return r.lastZxid.Load() > 1 }
 
 // Submit hands a request to prep. It returns once the request is queued;
 // its outcome arrives as an Event with the same tag. A nonzero tag must be

@@ -184,3 +184,29 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 	r.cfg.OnApply(Event{Kind: Restored, Zxid: int64(meta.Index)})
 	return nil
 }
+
+// snapshotStorage is raft's Storage with a Snapshot that is never older
+// than the membership: raft's follower ignores a snapshot whose ConfState
+// does not name it, so a member added since the last snapshot would be
+// sent, forever, one it cannot use. Without a Dir a new (data-less)
+// snapshot is taken at the applied index on the spot; with one, a
+// snapshot file is started and raft told to try again later.
+type snapshotStorage struct {
+	raft.Storage
+	r *Replica
+}
+
+// Snapshot implements raft.Storage. raft calls it on the loop goroutine.
+func (s snapshotStorage) Snapshot() (raftpb.Snapshot, error) {
+	sn, err := s.Storage.Snapshot()
+	r := s.r
+	if err != nil || sn.Metadata.Index >= r.confIndex {
+		return sn, err
+	}
+	if r.disk == nil {
+		cs := r.confState
+		return r.storage.CreateSnapshot(r.applied, &cs, nil)
+	}
+	r.snapNext = min(r.snapNext, r.applied)
+	return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+}

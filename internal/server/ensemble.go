@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -57,13 +58,53 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 		Listener: e.Listener,
 		Peers:    e.Peers,
 		Logger:   s.log.With("component", "peer"),
+		// The transport may start before the replica exists (a fresh
+		// server asks its peers first, see join): until then messages
+		// are dropped, and raft sends them again.
 		Handler: func(from uint64, m peer.Message) {
-			s.rep.Receive(from, m.Kind, m.Data)
+			if r := s.running.Load(); r != nil {
+				r.Receive(from, m.Kind, m.Data)
+			}
 		},
 		OnStream: func(from uint64, header []byte, body io.Reader) error {
-			return s.rep.ReceiveSnapshot(from, header, body)
+			r := s.running.Load()
+			if r == nil {
+				return errNotRunning
+			}
+			return r.ReceiveSnapshot(from, header, body)
+		},
+		Established: func() bool {
+			r := s.running.Load()
+			return r != nil && r.Established()
 		},
 	})
+}
+
+// errNotRunning refuses a snapshot stream before the replica exists.
+var errNotRunning = errors.New("server: not running yet")
+
+// join decides, for a server with a fresh log, whether to start a new
+// ensemble with the members zoo.cfg names or to join one that runs: it
+// listens to its peers' handshakes for up to two election timeouts. Any
+// peer that runs an established ensemble, or does not know this server
+// at all (a reconfig has yet to add it), means joining: the leader will
+// send the state, membership included. Peers that are all fresh, or
+// silent, mean the ensemble is starting, and every member bootstraps
+// the same membership.
+func (s *Server) join(peers *peer.Transport, n int) bool {
+	peers.Start()
+	deadline := time.Now().Add(2 * electionTimeout(s.cfg.TickTime))
+	for {
+		heard, established := peers.Survey()
+		if established {
+			s.log.Info("joining a running ensemble: waiting for the leader to add this server and send its state")
+			return true
+		}
+		if heard >= n || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond) // polling the handshakes' outcome
+	}
 }
 
 // reconfigured follows a membership change on the peer links: new

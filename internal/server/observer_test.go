@@ -45,38 +45,45 @@ func startMembers(t *testing.T, voters, observers int, membership string, edit .
 	}
 	out := map[uint64]*testServer{}
 	for id, ln := range quorum {
-		peers := map[uint64]string{}
+		e := Ensemble{Voters: vs, Learners: ls, Peers: map[uint64]string{}, Listener: ln, Membership: membership}
 		for other, a := range addrs {
 			if other != id {
-				peers[other] = a
+				e.Peers[other] = a
 			}
 		}
-		cfg := baseConfig()
-		cfg.Logger = testLogger(t).With("server", id)
-		cfg.ServerID = int64(id)
-		cfg.TickTime = 200 * time.Millisecond
-		cfg.Ensemble = Ensemble{Voters: vs, Learners: ls, Peers: peers, Listener: ln, Membership: membership}
-		for _, e := range edit {
-			e(&cfg)
-		}
-		srv, err := New(cfg)
-		if err != nil {
-			t.Fatalf("server %d: %v", id, err)
-		}
-		cl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := &testServer{srv: srv, addr: cl.Addr().String(), served: make(chan error, 1)}
-		go func() { ts.served <- srv.Serve(cl) }()
-		t.Cleanup(func() {
-			if err := ts.shutdown(10 * time.Second); err != nil {
-				t.Error(err)
-			}
-		})
-		out[id] = ts
+		out[id] = startMember(t, id, e, edit...)
 	}
 	return out
+}
+
+// startMember starts one in-process member of an ensemble, with a short
+// tickTime, and shuts it down when the test ends.
+func startMember(t *testing.T, id uint64, e Ensemble, edit ...func(*Config)) *testServer {
+	t.Helper()
+	cfg := baseConfig()
+	cfg.Logger = testLogger(t).With("server", id)
+	cfg.ServerID = int64(id)
+	cfg.TickTime = 200 * time.Millisecond
+	cfg.Ensemble = e
+	for _, ed := range edit {
+		ed(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatalf("server %d: %v", id, err)
+	}
+	cl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{srv: srv, addr: cl.Addr().String(), served: make(chan error, 1)}
+	go func() { ts.served <- srv.Serve(cl) }()
+	t.Cleanup(func() {
+		if err := ts.shutdown(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return ts
 }
 
 // modeOf returns what srvr says of the server's role.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,5 +234,102 @@ func TestReconfigUnderLoad(t *testing.T) {
 	})
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d writes failed during the reconfigs (%d succeeded)", n, wrote.Load())
+	}
+}
+
+// Ref: issue "The ensemble", dynamic reconfiguration (adding a
+// participant): a brand-new server, whose zoo.cfg names the running
+// members and itself, does not start an ensemble of its own: its peers
+// do not know it, so it waits, empty, until a reconfig adds it; then the
+// leader sends it the state and it follows, with every write made before.
+func TestReconfigAddsANewServer(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("durable=%v", durable), func(t *testing.T) { testAddServer(t, durable) })
+	}
+}
+
+func testAddServer(t *testing.T, durable bool) {
+	dataDir := func(c *Config) {
+		if durable {
+			c.DataDir = t.TempDir()
+			c.DataLogDir = c.DataDir
+			c.PreAllocSize = 1 << 20
+		}
+	}
+	ms := startMembers(t, 3, 0, "", func(c *Config) {
+		c.ReconfigEnabled = true
+		c.SuperDigest = superDigest
+	}, dataDir)
+	lead := leaderOf(t, ms)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	su, err := zk.Connect(ctx, ms[lead].addr, zk.WithSessionTimeout(4*time.Second), zk.WithAuth("digest", []byte("super:test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close()
+	for i := range 50 {
+		if _, _, err := su.Create(ctx, fmt.Sprintf("/before-%d", i), []byte("x"), zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _, err := su.Get(ctx, "/zookeeper/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := member.Parse(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := map[uint64]string{}
+	for _, sv := range cur.Servers {
+		peers[uint64(sv.ID)] = sv.QuorumAddr()
+	}
+	joiner := startMember(t, 4, Ensemble{Voters: []uint64{1, 2, 3, 4}, Peers: peers, Listener: ln,
+		Membership: string(data)}, func(c *Config) { c.ReconfigEnabled = true }, dataDir)
+	// Not a member yet: it serves no one and leads nothing.
+	if m := modeOf(joiner.addr); m == "leader" || m == "follower" {
+		t.Fatalf("the new server says %q before it was added", m)
+	}
+
+	spec := fmt.Sprintf("server.4=%s:4:participant;%s", ln.Addr(), joiner.addr)
+	if _, _, err := su.Reconfig(ctx, spec, "", "", -1); err != nil {
+		t.Fatalf("reconfig adding server 4: %v", err)
+	}
+	waitFor(t, 20*time.Second, func() error {
+		if m := modeOf(joiner.addr); m != "follower" {
+			return fmt.Errorf("the new server says %q", m)
+		}
+		if q := quorumSize(t, ms[lead]); q != "4" {
+			return fmt.Errorf("the leader's quorum size is %s", q)
+		}
+		return nil
+	})
+	c, err := zk.Connect(ctx, joiner.addr, zk.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := c.Children(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(kids); n != 51 { // 50 and /zookeeper
+		t.Errorf("the new server has %d children of /; want 51", n)
+	}
+	got, _, err := c.Get(ctx, "/zookeeper/config")
+	if err != nil || !strings.Contains(string(got), "server.4=") {
+		t.Errorf("the new server's /zookeeper/config %q, %v", got, err)
+	}
+	if _, _, err := c.Create(ctx, "/through-4", nil, zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+		t.Errorf("write through the new server: %v", err)
 	}
 }

@@ -191,10 +191,11 @@ type Server struct {
 	ids     *session.IDGen
 	active  map[int64]struct{} // sessions heard from since the last report
 
-	peers      *peer.Transport   // in an ensemble; else nil
-	peerAddrs  map[uint64]string // the peers' addresses; the replica's loop owns it
-	leading    bool              // housekeeping's: tracking expiry as leader
-	leaderless time.Time         // housekeeping's: when the leader was lost
+	peers      *peer.Transport                 // in an ensemble; else nil
+	peerAddrs  map[uint64]string               // the peers' addresses; the replica's loop owns it
+	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
+	leading    bool                            // housekeeping's: tracking expiry as leader
+	leaderless time.Time                       // housekeeping's: when the leader was lost
 
 	tag       atomic.Uint64
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
@@ -274,6 +275,9 @@ func New(cfg Config) (*Server, error) {
 		rcfg.OnActivity = s.onActivity
 		rcfg.Tick = raftTick(cfg.TickTime)
 		rcfg.ElectionTicks = electionTicks
+		if replica.Fresh(rcfg) {
+			rcfg.Join = s.join(peers, len(e.Peers))
+		}
 	}
 	rep, err := replica.New(rcfg)
 	if err != nil {
@@ -283,6 +287,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.rep = rep
+	s.running.Store(rep)
 	if cfg.Ensemble.enabled() {
 		s.peerAddrs = maps.Clone(cfg.Ensemble.Peers)
 		prep.SetReconfig(rep)
