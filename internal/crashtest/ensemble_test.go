@@ -36,7 +36,7 @@ type member struct {
 // and starts them all, as an operator would with Apache's files.
 func startEnsemble(t *testing.T, n int) []*member {
 	t.Helper()
-	return newEnsemble(t, n, nil)
+	return newEnsemble(t, n, 0, nil)
 }
 
 // startLinkedEnsemble is startEnsemble with the members' peer connections
@@ -44,7 +44,7 @@ func startEnsemble(t *testing.T, n int) []*member {
 func startLinkedEnsemble(t *testing.T, n int) ([]*member, *peerNet) {
 	t.Helper()
 	pn := &peerNet{links: map[[2]int]*zktest.Link{}}
-	return newEnsemble(t, n, pn), pn
+	return newEnsemble(t, n, 0, pn), pn
 }
 
 // peerNet is the network between the members of an ensemble: one
@@ -81,13 +81,16 @@ func (pn *peerNet) isolate(id int, cut bool) {
 }
 
 // newEnsemble writes each member's zoo.cfg and myid, with peer addresses
-// routed through pn if it is not nil, and starts the members.
-func newEnsemble(t *testing.T, n int, pn *peerNet) []*member {
+// routed through pn if it is not nil, and starts the members. It also
+// writes the files of extra servers, not started: their zoo.cfg names the
+// n members and themselves, as an operator writes it for a server to add
+// by reconfig, while the members' files name only the n.
+func newEnsemble(t *testing.T, n, extra int, pn *peerNet) []*member {
 	t.Helper()
 	var ports portHold
 	defer ports.release()
-	ms := make([]*member, n)
-	quorum := make([]string, n)
+	ms := make([]*member, n+extra)
+	quorum := make([]string, n+extra)
 	for i := range ms {
 		ms[i] = &member{t: t, id: i + 1, dir: t.TempDir()}
 		ms[i].addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.take(t)))
@@ -99,6 +102,9 @@ func newEnsemble(t *testing.T, n int, pn *peerNet) []*member {
 		// port will do.
 		var lines []string
 		for j, o := range ms {
+			if o.id > n && o.id != m.id {
+				continue // a server to add later: not yet a member
+			}
 			addr := pn.route(t, m.id, o.id, quorum[j])
 			lines = append(lines, fmt.Sprintf("server.%d=%s:%d", o.id, addr, ports.take(t)))
 		}
@@ -112,6 +118,8 @@ dataDir=%s
 clientPort=%s
 clientPortAddress=127.0.0.1
 snapCount=50
+reconfigEnabled=true
+DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr
 %s
@@ -125,7 +133,7 @@ admin.enableServer=false
 		t.Cleanup(m.stop)
 	}
 	ports.release()
-	for _, m := range ms {
+	for _, m := range ms[:n] {
 		m.start()
 	}
 	return ms

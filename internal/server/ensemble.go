@@ -114,8 +114,8 @@ func (s *Server) join(peers *peer.Transport, n int) bool {
 // It runs on the replica's loop, its only caller.
 func (s *Server) reconfigured(data []byte) {
 	m, err := member.Parse(string(data))
-	if err != nil || s.peers == nil {
-		return
+	if err != nil || len(m.Servers) == 0 || s.peers == nil {
+		return // no membership recorded (a log older than it): zoo.cfg's stands
 	}
 	peers := make(map[uint64]string, len(m.Servers))
 	for _, sv := range m.Servers {

@@ -291,6 +291,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Ensemble.enabled() {
 		s.peerAddrs = maps.Clone(cfg.Ensemble.Peers)
 		prep.SetReconfig(rep)
+		// The recovered membership wins over zoo.cfg's, which a reconfig
+		// may have outdated (Apache rewrites zoo.cfg for this; Zoo keeps
+		// the membership in the log).
+		var membership []byte
+		rep.Read(func(st *txn.State, _ int64) {
+			membership, _, _ = st.Tree.Get(tree.ConfigPath)
+		})
+		s.reconfigured(membership)
 	}
 	// Every recovered session is due one timeout from now: its client may
 	// reconnect until then.
