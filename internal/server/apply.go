@@ -124,7 +124,7 @@ func eventFrame(typ int32, path string) []byte {
 // complete answers a write whose txn was applied.
 func (s *Server) complete(p *pending, ev replica.Event) {
 	c := p.conn
-	defer c.writeDone()
+	defer c.writeDoneIn(ev.State, ev.Zxid)
 	if p.op == txn.OpSetOwner && !s.movedHere(ev, p.connect) {
 		// The session is gone (or never was, or the password is
 		// wrong): a zero timeout and password say so.

@@ -47,6 +47,10 @@ type conn struct {
 	wmu     sync.Mutex
 	writes  int           // writes submitted, not yet answered
 	drained chan struct{} // closed when writes drops to 0, if a reader waits
+	// deferred are reads that came while writes were outstanding, in
+	// arrival order: each runs when the writes sent before it are
+	// answered (DESIGN decision 6), so the connection keeps reading.
+	deferred []deferredRead
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -345,15 +349,35 @@ func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) 
 		}
 		return err
 	}
-	if !c.waitWrites() {
-		c.release()
-		return net.ErrClosed
+	rd := deferredRead{h: h, rec: rec, start: start}
+	c.wmu.Lock()
+	if c.writes > 0 {
+		// FIFO: after the session's earlier writes, and before its later
+		// ones are applied here (writeDone runs it at the right point).
+		rd.ahead = c.writes
+		c.deferred = append(c.deferred, rd)
+		c.wmu.Unlock()
+		return nil
 	}
-	c.srv.rep.Read(func(st *txn.State, zxid int64) {
-		code, resp := c.srv.read(c, h, rec, st, zxid)
-		c.reply(h.Xid, zxid, code, resp, start)
-	})
+	c.wmu.Unlock()
+	c.srv.rep.Read(rd.run(c))
 	return nil
+}
+
+// deferredRead is a read waiting for ahead writes of its session.
+type deferredRead struct {
+	h     jute.RequestHeader
+	rec   jute.Record
+	start time.Time
+	ahead int
+}
+
+// run answers the read from st, at zxid.
+func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
+	return func(st *txn.State, zxid int64) {
+		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
+		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
+	}
 }
 
 // reply queues a reply and releases the request's throttling token.
@@ -392,15 +416,38 @@ func (c *conn) submit(p *pending, req txn.Request) error {
 	return nil
 }
 
-// writeDone records that one of the session's writes was answered.
-func (c *conn) writeDone() {
+// writeDone records that one of the session's writes was answered, and
+// answers the reads that waited for it, from the replica's state.
+func (c *conn) writeDone() { c.writeDoneIn(nil, 0) }
+
+// writeDoneIn is writeDone where the caller holds the state (the apply of
+// the write's txn, write-locked): the reads that waited for it are
+// answered from st, at zxid, before the next txn is applied, so they see
+// the session's earlier writes and none of its later ones.
+func (c *conn) writeDoneIn(st *txn.State, zxid int64) {
 	c.wmu.Lock()
 	c.writes--
 	if c.writes == 0 && c.drained != nil {
 		close(c.drained)
 		c.drained = nil
 	}
+	n := 0
+	for i := range c.deferred {
+		c.deferred[i].ahead--
+		if c.deferred[i].ahead == 0 {
+			n++
+		}
+	}
+	ready := slices.Clone(c.deferred[:n])
+	c.deferred = append(c.deferred[:0], c.deferred[n:]...)
 	c.wmu.Unlock()
+	for _, rd := range ready {
+		if st != nil {
+			rd.run(c)(st, zxid)
+		} else {
+			c.srv.rep.Read(rd.run(c))
+		}
+	}
 }
 
 // waitWrites blocks until the session's earlier writes are answered
