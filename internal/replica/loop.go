@@ -573,6 +573,10 @@ func (r *Replica) dropAll() {
 	r.syncs = nil
 	clear(r.proposed)
 	r.proposed = r.proposed[:0]
+	// A membership change proposed here may have been lost with the
+	// leadership; raft tracks its own pending one (a new leader waits
+	// for its log to apply before taking another).
+	r.confPending = false
 	r.cfg.Prep.Reset()
 }
 

@@ -26,6 +26,7 @@ func (r *Replica) setConfState(cs raftpb.ConfState) {
 	r.confState = cs
 	voters := append(slices.Clone(cs.Voters), cs.VotersOutgoing...)
 	slices.Sort(voters)
+	voters = slices.Compact(voters)
 	r.voters.Store(&voters)
 	r.learner.Store(slices.Contains(cs.Learners, r.cfg.ID) || slices.Contains(cs.LearnersNext, r.cfg.ID))
 }
