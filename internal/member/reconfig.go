@@ -37,8 +37,10 @@ func Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, 
 //     with another member's (loopback and wildcard hosts excepted).
 //   - Bulk: newMembers is the whole new membership, comma- or
 //     newline-separated server.N=... specs; a version key in it is ignored.
-//   - Both at once is BadArguments. None at all is allowed: the result is
-//     cur's servers, and the caller still commits a new version.
+//   - Both at once: the bulk change wins and joining/leaving are ignored,
+//     as in Apache's server (zkCli refuses to send both; that is the
+//     client's rule). None at all is allowed: the result is cur's
+//     servers, and the caller still commits a new version.
 //
 // Every malformed spec or id, and a result with too few participants
 // (see Options.StandaloneEnabled), is jute.BadArguments; errors.Is and
@@ -54,16 +56,11 @@ func Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, 
 // configuration (RequireQuorum, NewConfigNoQuorum), and finally WRITE
 // permission on /zookeeper/config.
 func (o Options) Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, error) {
-	incremental := strings.TrimSpace(joining) != "" || strings.TrimSpace(leaving) != ""
-	bulk := strings.TrimSpace(newMembers) != ""
 	var next Membership
 	var err error
-	switch {
-	case incremental && bulk:
-		return Membership{}, badArgs("joining/leaving and newMembers are exclusive (incremental and bulk reconfig cannot be mixed)")
-	case bulk:
+	if strings.TrimSpace(newMembers) != "" {
 		next, err = parseBulk(newMembers)
-	default:
+	} else {
 		next, err = applyIncremental(cur, joining, leaving)
 	}
 	if err != nil {
