@@ -297,22 +297,8 @@ func TestEnsembleKill9LosesNoAcknowledgedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	var acked []string
-	write := func(ctx context.Context) error {
-		p, _, err := c.Create(ctx, "/ens/n-", nil, zk.PersistentSequential, acl)
-		if err == nil {
-			mu.Lock()
-			acked = append(acked, p)
-			mu.Unlock()
-		}
-		return err
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
+	var acked ackLog
+	write := acked.writer(c)
 	victims := []string{"leader", "follower", "leader"}
 	for round, victim := range victims {
 		lead := leaderOf(t, ms)
@@ -324,7 +310,7 @@ func TestEnsembleKill9LosesNoAcknowledgedWrite(t *testing.T) {
 			}
 		}
 		stopWriters := startLoad(ctx, write)
-		waitAcked(t, &mu, &acked, count()+20)
+		acked.more(t, 20)
 		killed := time.Now()
 		target.kill()
 		// The first write that succeeds after the kill: it may have to wait
@@ -334,12 +320,12 @@ func TestEnsembleKill9LosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		t.Logf("round %d: kill -9 of the %s (server %d): first write after %v",
 			round, victim, target.id, time.Since(killed).Round(time.Millisecond))
-		waitAcked(t, &mu, &acked, count()+20)
+		acked.more(t, 20)
 		stopWriters()
 		target.start()
 		leaderOf(t, ms)
 	}
-	verifyEnsemble(t, ms, acked)
+	verifyEnsemble(t, ms, acked.all())
 }
 
 // startLoad runs two writers until the returned function is called.
@@ -372,21 +358,52 @@ func untilOK(ctx context.Context, op func(context.Context) error) error {
 	}
 }
 
-func waitAcked(t *testing.T, mu *sync.Mutex, acked *[]string, n int) {
+// ackLog records the sequential creates under /ens that were acknowledged.
+type ackLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+// writer returns a write through c for startLoad and untilOK.
+func (a *ackLog) writer(c *zk.Client) func(context.Context) error {
+	return func(ctx context.Context) error {
+		p, _, err := c.Create(ctx, "/ens/n-", nil, zk.PersistentSequential, acl)
+		if err == nil {
+			a.mu.Lock()
+			a.paths = append(a.paths, p)
+			a.mu.Unlock()
+		}
+		return err
+	}
+}
+
+func (a *ackLog) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.paths)
+}
+
+// more waits until n more writes than now are acknowledged.
+func (a *ackLog) more(t *testing.T, n int) {
 	t.Helper()
+	want := a.count() + n
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		mu.Lock()
-		got := len(*acked)
-		mu.Unlock()
-		if got >= n {
+		got := a.count()
+		if got >= want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d writes acknowledged; want %d", got, n)
+			t.Fatalf("only %d writes acknowledged; want %d", got, want)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polling the writers' progress
 	}
+}
+
+func (a *ackLog) all() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.paths)
 }
 
 // verifyEnsemble reads /ens's children from each member, after a sync,

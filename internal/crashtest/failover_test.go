@@ -127,43 +127,6 @@ func connectPinned(t *testing.T, ms []*member, first *member, timeout time.Durat
 	return c, d
 }
 
-// ackLog records the sequential creates under /ens that were acknowledged.
-type ackLog struct {
-	mu    sync.Mutex
-	paths []string
-}
-
-// writer returns a write through c for startLoad and untilOK.
-func (a *ackLog) writer(c *zk.Client) func(context.Context) error {
-	return func(ctx context.Context) error {
-		p, _, err := c.Create(ctx, "/ens/n-", nil, zk.PersistentSequential, acl)
-		if err == nil {
-			a.mu.Lock()
-			a.paths = append(a.paths, p)
-			a.mu.Unlock()
-		}
-		return err
-	}
-}
-
-func (a *ackLog) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.paths)
-}
-
-// more waits until n more writes than now are acknowledged.
-func (a *ackLog) more(t *testing.T, n int) {
-	t.Helper()
-	waitAcked(t, &a.mu, &a.paths, a.count()+n)
-}
-
-func (a *ackLog) all() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.paths)
-}
-
 // failover is a fault done to the leader of a running ensemble, and its
 // repair.
 type failover struct {

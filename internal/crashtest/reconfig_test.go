@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,25 +35,11 @@ func TestEnsembleReconfigAddsAServer(t *testing.T) {
 	if _, _, err := c.Create(ctx, "/ens", nil, zk.Persistent, acl); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var acked []string
-	write := func(ctx context.Context) error {
-		p, _, err := c.Create(ctx, "/ens/n-", nil, zk.PersistentSequential, acl)
-		if err == nil {
-			mu.Lock()
-			acked = append(acked, p)
-			mu.Unlock()
-		}
-		return err
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
+	var acked ackLog
+	write := acked.writer(c)
 	stopWriters := startLoad(ctx, write)
 	defer stopWriters()
-	waitAcked(t, &mu, &acked, 50)
+	acked.more(t, 50)
 
 	joiner := ms[3]
 	joiner.start()
@@ -63,7 +48,7 @@ func TestEnsembleReconfigAddsAServer(t *testing.T) {
 		t.Fatalf("reconfig -add %s: %v\n%s", spec, err, joiner.logTail())
 	}
 	leaderOf(t, ms) // the fourth among the followers
-	waitAcked(t, &mu, &acked, count()+50)
+	acked.more(t, 50)
 
 	lead := leaderOf(t, ms)
 	killed := time.Now()
@@ -72,11 +57,11 @@ func TestEnsembleReconfigAddsAServer(t *testing.T) {
 		t.Fatalf("no write after killing the leader of four: %v", err)
 	}
 	t.Logf("kill -9 of the leader (server %d) of four: first write after %v", lead.id, time.Since(killed).Round(time.Millisecond))
-	waitAcked(t, &mu, &acked, count()+50)
+	acked.more(t, 50)
 	stopWriters()
 	lead.start()
 	leaderOf(t, ms)
-	verifyEnsemble(t, ms, acked)
+	verifyEnsemble(t, ms, acked.all())
 }
 
 // serverLine returns the value of member m's own server.N line in its
