@@ -351,21 +351,30 @@ func TestEnsembleForwardingKeepsOrder(t *testing.T) {
 	if f == lead {
 		f = ms[1]
 	}
-	ctx := context.Background()
-	const n = 50
+	createInOrder(t, f, "/q-", 50)
+}
+
+// createInOrder submits n sequential creates of prefix back to back on m
+// and checks that they apply in submission order; it returns the zxid of
+// the last.
+func createInOrder(t *testing.T, m *member, prefix string, n int) int64 {
+	t.Helper()
 	for i := range n {
 		req := txn.Request{SessionID: session, Op: jute.OpCreate, Record: &jute.CreateRequest{
-			Path: "/q-", Data: []byte(fmt.Sprint(i)), ACL: open, Flags: jute.FlagPersistentSequential}}
-		if err := f.r.Submit(ctx, req, uint64(i+1)); err != nil {
+			Path: prefix, Data: []byte(fmt.Sprint(i)), ACL: open, Flags: jute.FlagPersistentSequential}}
+		if err := m.r.Submit(context.Background(), req, uint64(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var last int64
 	for i := range n {
-		ev := f.await(t, uint64(i+1))
-		if want := fmt.Sprintf("/q-%010d", i); ev.Kind != Applied || ev.Result.Path != want {
+		ev := m.await(t, uint64(i+1))
+		if want := fmt.Sprintf("%s%010d", prefix, i); ev.Kind != Applied || ev.Result.Path != want {
 			t.Fatalf("request %d: %v %q; want %q", i, ev.Kind, ev.Result.Path, want)
 		}
+		last = ev.Zxid
 	}
+	return last
 }
 
 // Ref: paper section 2.2 ("sync causes a server to apply all pending write
@@ -647,22 +656,7 @@ func TestEnsembleWithLatency(t *testing.T) {
 		f = ms[1]
 	}
 	ctx := context.Background()
-	const writes = 30
-	for i := range writes {
-		req := txn.Request{SessionID: session, Op: jute.OpCreate, Record: &jute.CreateRequest{
-			Path: "/lat-", ACL: open, Flags: jute.FlagPersistentSequential}}
-		if err := f.r.Submit(ctx, req, uint64(i+1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var last int64
-	for i := range writes {
-		ev := f.await(t, uint64(i+1))
-		if want := fmt.Sprintf("/lat-%010d", i); ev.Kind != Applied || ev.Result.Path != want {
-			t.Fatalf("write %d: %v %q; want %q", i, ev.Kind, ev.Result.Path, want)
-		}
-		last = ev.Zxid
-	}
+	last := createInOrder(t, f, "/lat-", 30)
 	other := ms[2]
 	if other == lead || other == f {
 		other = ms[1]
