@@ -225,11 +225,11 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 	resp := &jute.ConnectResponse{
 		TimeOut: timeout, SessionID: req.SessionID, Passwd: req.Passwd, HasReadOnly: req.HasReadOnly,
 	}
-	known, valid := s.checkSession(req.SessionID, req.Passwd)
+	known, valid, owner := s.checkSession(req.SessionID, req.Passwd)
 	if known && !valid {
 		return c.refuseSession(req)
 	}
-	if s.ownedElsewhere(req.SessionID) {
+	if s.cfg.Ensemble.enabled() && owner != s.cfg.ServerID {
 		// The session moved here, or this server has not applied its
 		// creation yet: the ensemble records the move (setOwner) before
 		// the client is answered, as Apache's followers revalidate a

@@ -71,25 +71,15 @@ func (s *Server) newSessionID() int64 {
 	return s.ids.Next()
 }
 
-// checkSession reports whether sid is a session this server knows, and
-// whether it is live with this password.
-func (s *Server) checkSession(sid int64, passwd []byte) (known, valid bool) {
+// checkSession reports whether sid is a session this server knows,
+// whether it is live with this password, and the server that owns it (0
+// if none is known), from one read of the state.
+func (s *Server) checkSession(sid int64, passwd []byte) (known, valid bool, owner int64) {
 	s.rep.Read(func(st *txn.State, _ int64) {
 		info, found := st.Sessions[sid]
-		known, valid = found, found && bytes.Equal(info.Password, passwd)
+		known, valid, owner = found, found && bytes.Equal(info.Password, passwd), info.Owner
 	})
-	return known, valid && s.touch(sid)
-}
-
-// ownedElsewhere reports whether, in an ensemble, the session is not
-// known to be attached to this server.
-func (s *Server) ownedElsewhere(sid int64) bool {
-	if !s.cfg.Ensemble.enabled() {
-		return false
-	}
-	owner := int64(-1)
-	s.rep.Read(func(st *txn.State, _ int64) { owner = st.Sessions[sid].Owner })
-	return owner != s.cfg.ServerID
+	return known, valid && s.touch(sid), owner
 }
 
 // attach binds a session to c, closing the connection it was attached to
