@@ -14,12 +14,9 @@ import (
 	"github.com/zoohq/zoo/internal/cli"
 )
 
-// Version is the Zoo release; zookeeperVersion is the Apache ZooKeeper
-// protocol level Zoo implements, which clients read from envi.
-const (
-	Version          = "0.1.0"
-	zookeeperVersion = "3.9.2"
-)
+// zookeeperVersion is the Apache ZooKeeper protocol level Zoo implements,
+// which clients read from envi; Version (version.go) is Zoo's release.
+const zookeeperVersion = "3.9.2"
 
 const usage = `usage: zoo <command> [arguments]
 
@@ -51,7 +48,7 @@ func main() {
 	case "status":
 		err = runStatus(args, os.Stdout)
 	case "version", "-version", "--version":
-		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
+		err = runVersion(args, os.Stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Print(usage)
 	default:
