@@ -5,6 +5,8 @@
 //	zoo snap dump [--json] FILE, zoo log dump [--json] DIR   print snapshots and logs
 //	zoo status host:port[,host:port...]   each server's role, term, zxid and lag
 //	zoo version            print the version
+//	zoo docker-entrypoint  configure from ZOO_* variables, then serve
+//	zoo healthcheck [h:p]  exit 0 if the server is serving
 package main
 
 import (
@@ -30,6 +32,11 @@ commands:
                      each server's role, raft term, last zxid, leader, live
                      peer links and (from the leader) each member's lag
   version            print the version
+  docker-entrypoint [server flags]
+                     write zoo.cfg and myid from the official zookeeper
+                     image's ZOO_* variables (unless they exist), then serve
+  healthcheck [host:port]
+                     exit 0 if the server (default 127.0.0.1:2181) is serving
 ` + dumpUsage
 
 func main() {
@@ -49,6 +56,10 @@ func main() {
 		err = runStatus(args, os.Stdout)
 	case "version", "-version", "--version":
 		err = runVersion(args, os.Stdout)
+	case "docker-entrypoint":
+		err = runDockerEntrypoint(args, os.Stderr)
+	case "healthcheck":
+		err = runHealthcheck(args, os.Stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Print(usage)
 	default:

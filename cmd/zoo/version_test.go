@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -74,14 +73,7 @@ func TestRunVersionRejectsArguments(t *testing.T) {
 // TestVersionCommand builds the binary with a link-time version, as a
 // release build does, and runs both spellings of the command.
 func TestVersionCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "zoo")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=9.8.7", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZoo(t, "-ldflags", "-X main.version=9.8.7")
 	for _, arg := range []string{"version", "--version"} {
 		out, err := exec.Command(bin, arg).Output()
 		if err != nil {
