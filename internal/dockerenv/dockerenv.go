@@ -87,6 +87,9 @@ type Plan struct {
 	DataDir  string // $ZOO_DATA_DIR, created if missing
 	MyIDPath string // $ZOO_DATA_DIR/myid
 	MyID     int64  // written only if MyIDPath does not exist
+	// MyIDFrom names the variable MyID came from: ZOO_MY_ID (or its
+	// default) or ZOO_MY_ID_FROM_HOSTNAME.
+	MyIDFrom string
 	// ConfigVars are the zoo.cfg-shaping variables that are set; they
 	// are ignored, with a note, when zoo.cfg is mounted.
 	ConfigVars []string
@@ -137,7 +140,10 @@ func Build(getenv func(string) string, hostname string, confExists bool) (Plan, 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	p.MyID = id
+	p.MyID, p.MyIDFrom = id, "ZOO_MY_ID"
+	if getenv(MyIDFromHostname) == "true" {
+		p.MyIDFrom = MyIDFromHostname
+	}
 	if confExists {
 		for _, k := range configVars {
 			if getenv(k) != "" {
@@ -267,7 +273,7 @@ func check(p Plan, lines []line) error {
 		case l >= 1 && l <= len(lines):
 			from = lines[l-1].from
 		case pr.Key == "myid":
-			from = "ZOO_MY_ID"
+			from = p.MyIDFrom
 		}
 		msg := pr.Err.Error()
 		if pr.Key != "" {

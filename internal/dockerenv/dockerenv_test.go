@@ -170,6 +170,7 @@ func TestBuildRefusesNamingTheVariable(t *testing.T) {
 		{"extra entry with a bad value", map[string]string{"ZOO_CFG_EXTRA": "snapCount=many"}, "", []string{"ZOO_CFG_EXTRA", "snapCount"}},
 		{"host name without ordinal", map[string]string{MyIDFromHostname: "true", "ZOO_SERVERS": ensemble}, "zoo", []string{MyIDFromHostname, `"zoo"`}},
 		{"host name ordinal beyond 254", map[string]string{MyIDFromHostname: "true"}, "zoo-255", []string{MyIDFromHostname, "256"}},
+		{"host name ordinal beyond the servers", map[string]string{MyIDFromHostname: "true", "ZOO_SERVERS": ensemble}, "zoo-3", []string{MyIDFromHostname + ": myid", "server.4"}},
 		{"both ways of giving myid", map[string]string{MyIDFromHostname: "true", "ZOO_MY_ID": "1"}, "zoo-0", []string{MyIDFromHostname, "ZOO_MY_ID"}},
 		{"from-hostname not a boolean", map[string]string{MyIDFromHostname: "yes"}, "zoo-0", []string{MyIDFromHostname}},
 	}
