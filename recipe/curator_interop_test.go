@@ -37,3 +37,34 @@ func TestCuratorInteropMutex(t *testing.T) {
 		java.do("unlock", "unlocked")
 	})
 }
+
+// A Go and a Java LeaderLatch on the same path elect one leader, and
+// leadership passes between them.
+func TestCuratorInteropLeaderLatch(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, dir := testCtx(t), testRoot(t)+"/latch"
+		java := newCuratorPeer(t)
+		java.do("latch "+dir+" java", "started")
+		java.expect("leader java")
+		g, r := startLatch(t, newClient(t), dir, "go")
+		if !pollFor(ctx, func() bool { ps, err := g.Participants(ctx); return err == nil && len(ps) == 2 }) {
+			t.Fatal("Go latch never joined")
+		}
+		if l, err := g.Leader(ctx); err != nil || l.ID != "java" || g.HasLeadership() {
+			t.Fatalf("Leader = %v, %v; Go leads %v", l, err, g.HasLeadership())
+		}
+		java.do("unlatch", "closed") // Curator's default close is silent
+		if err := g.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.waitFor(t, ctx, true)
+		java.do("latch "+dir+" java2", "started")
+		if got := java.do("leader", "leaderis"); got != "go" {
+			t.Fatalf("Java sees leader %q, want go", got)
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		java.expect("leader java2")
+	})
+}
