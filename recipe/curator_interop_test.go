@@ -68,3 +68,46 @@ func TestCuratorInteropLeaderLatch(t *testing.T) {
 		java.expect("leader java2")
 	})
 }
+
+// A Go and a Java InterProcessSemaphoreV2 share the leases of one path.
+func TestCuratorInteropSemaphoreV2(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, dir := testCtx(t), testRoot(t)+"/sem"
+		java := newCuratorPeer(t)
+		s := NewInterProcessSemaphoreV2(newClient(t), dir, 2, nil)
+		java.do("sem "+dir+" 2", "leased")
+		l1, err := s.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		var l2 *Lease
+		go func() {
+			var err error
+			l2, err = s.Acquire(ctx)
+			got <- err
+		}()
+		if !pollFor(ctx, func() bool { ps, err := s.ParticipantNodes(ctx); return err == nil && len(ps) == 3 }) {
+			t.Fatal("third lease never queued")
+		}
+		select {
+		case err := <-got:
+			t.Fatalf("a third lease was granted (err %v)", err)
+		default:
+		}
+		java.do("unsem", "returned")
+		if err := waitCh(t, ctx, got, "Go lease after Java returned its"); err != nil {
+			t.Fatal(err)
+		}
+		java.send("sem " + dir + " 2")
+		java.nothing(500 * time.Millisecond) // both leases are Go's
+		if err := l1.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		java.expect("leased")
+		if err := l2.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		java.do("unsem", "returned")
+	})
+}
