@@ -42,7 +42,6 @@ type LeaderLatch struct {
 	started   bool
 	leader    bool
 	token     FencingToken
-	node      string
 	listeners []LeaderLatchListener
 	observers []chan bool
 	changed   chan struct{} // closed and replaced at every change
