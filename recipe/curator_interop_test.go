@@ -111,3 +111,24 @@ func TestCuratorInteropSemaphoreV2(t *testing.T) {
 		java.do("unsem", "returned")
 	})
 }
+
+// A Java SharedCount's update reaches a Go SharedCount's listener.
+func TestCuratorInteropSharedCount(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, p := testCtx(t), testRoot(t)+"/count"
+		s := NewSharedCount(newClient(t), p, 1, nil)
+		heard := make(chan int32, 10)
+		s.AddListener(func(v int32) { heard <- v })
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		java := newCuratorPeer(t)
+		if got := java.do("count "+p+" 42", "counted"); got != "42" {
+			t.Fatalf("Java count %s", got)
+		}
+		if got := waitCh(t, ctx, heard, "Go listener"); got != 42 {
+			t.Fatalf("Go heard %d", got)
+		}
+	})
+}
