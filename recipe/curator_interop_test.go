@@ -132,3 +132,31 @@ func TestCuratorInteropSharedCount(t *testing.T) {
 		}
 	})
 }
+
+// Go finds the instances Java registers, and Java finds Go's; the JSON
+// Go writes is byte for byte the JSON Curator writes.
+func TestCuratorInteropServiceDiscovery(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, base := testCtx(t), testRoot(t)+"/services"
+		java := newCuratorPeer(t)
+		javaJSON := java.do("register "+base+" api j1 10.0.0.1 8080", "registered")
+		d := NewServiceDiscovery(newClient(t), base, nil)
+		insts, err := d.QueryForInstances(ctx, "api")
+		if err != nil || len(insts) != 1 || insts[0].ID != "j1" || insts[0].Address != "10.0.0.1" || *insts[0].Port != 8080 {
+			t.Fatalf("Go sees %+v, %v", insts, err)
+		}
+		if again, err := MarshalInstance(insts[0]); err != nil || string(again) != javaJSON {
+			t.Fatalf("Go writes\n%s\nCurator wrote\n%s", again, javaJSON)
+		}
+		g := NewServiceInstance("api", "10.0.0.2", 9090)
+		g.ID = "g1"
+		g.UriSpec = ParseUriSpec("{scheme}://foo.com:{port}")
+		if err := d.RegisterService(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+		got := java.do("query "+base+" api", "instances")
+		if got != "g1@10.0.0.2:9090 j1@10.0.0.1:8080" && got != "j1@10.0.0.1:8080 g1@10.0.0.2:9090" {
+			t.Fatalf("Java sees %q", got)
+		}
+	})
+}
