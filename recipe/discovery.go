@@ -142,7 +142,9 @@ func NewServiceDiscovery(c *zk.Client, basePath string, acl []zk.ACL) *ServiceDi
 	return &ServiceDiscovery{c: c, base: basePath, acl: orOpen(acl), registered: map[string]ServiceInstance{}}
 }
 
-func (d *ServiceDiscovery) instancePath(name, id string) string { return d.base + "/" + name + "/" + id }
+func (d *ServiceDiscovery) instancePath(name, id string) string {
+	return d.base + "/" + name + "/" + id
+}
 
 // RegisterService publishes inst. A node left under the same id (by a
 // former session) is replaced, so that watchers see the change, as
