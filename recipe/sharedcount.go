@@ -28,6 +28,7 @@ type SharedCount struct {
 	seed int32
 	acl  []zk.ACL
 
+	notifyMu  sync.Mutex // held while recording a value and telling listeners: one at a time, in order
 	mu        sync.Mutex
 	cur       VersionedValue
 	mzxid     int64 // of the change cur was read at; 0 before the first read
@@ -47,8 +48,9 @@ func NewSharedCount(c *zk.Client, path string, seed int32, acl []zk.ACL) *Shared
 	return &SharedCount{c: c, path: path, seed: seed, acl: orOpen(acl), done: make(chan struct{})}
 }
 
-// AddListener adds f, called with each new value on the count's
-// goroutine, in order. It must not block for long.
+// AddListener adds f, called with each new value, one at a time and in
+// order: on the count's goroutine, or on the caller of a TrySetCount
+// that failed and read the newer value. It must not block for long.
 func (s *SharedCount) AddListener(f func(int32)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,6 +140,8 @@ func (s *SharedCount) read(ctx context.Context, notify bool) error {
 // update records vv if it was written after what we know: zxids order
 // writes even across a delete and re-create, which versions do not.
 func (s *SharedCount) update(vv VersionedValue, mzxid int64, notify bool) {
+	s.notifyMu.Lock()
+	defer s.notifyMu.Unlock()
 	s.mu.Lock()
 	if mzxid <= s.mzxid {
 		s.mu.Unlock()
@@ -170,13 +174,18 @@ func (s *SharedCount) SetCount(ctx context.Context, v int32) error {
 }
 
 // TrySetCount sets the count to v if it is still at prev's version, and
-// reports whether it did.
+// reports whether it did. If it was not, it reads the newer value, so
+// that VersionedCount returns it for the next try (as Curator does).
 func (s *SharedCount) TrySetCount(ctx context.Context, prev VersionedValue, v int32) (bool, error) {
-	_, err := s.c.Set(ctx, s.path, countBytes(v), prev.Version)
+	st, err := s.c.Set(ctx, s.path, countBytes(v), prev.Version)
 	if errors.Is(err, zk.ErrBadVersion) {
-		return false, nil
+		return false, s.read(ctx, true)
 	}
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	s.update(VersionedValue{Version: st.Version, Value: v}, st.Mzxid, true)
+	return true, nil
 }
 
 // Close stops following the count. It returns the error that had stopped
