@@ -33,6 +33,9 @@ var curatorJars = []string{
 	"jackson-core.jar", "jackson-databind.jar", "jackson-annotations.jar",
 }
 
+// peerSlots bounds the JVMs running at once: each takes a core to start.
+var peerSlots = make(chan struct{}, 2)
+
 var (
 	peerOnce    sync.Once
 	peerClasses string // directory of the compiled CuratorPeer
@@ -86,6 +89,8 @@ func newCuratorPeer(t *testing.T) *curatorPeer {
 	if peerSkip != "" {
 		t.Skip(peerSkip)
 	}
+	peerSlots <- struct{}{}
+	t.Cleanup(func() { <-peerSlots })
 	cmd := exec.Command("java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", peerClasses+string(os.PathListSeparator)+peerCP,
 		"CuratorPeer", serverAddr(t))
 	in, err := cmd.StdinPipe()

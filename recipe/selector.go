@@ -36,6 +36,8 @@ type LeaderSelector struct {
 	stop        context.CancelFunc
 	done        chan struct{}
 	err         error
+	down        bool               // the connection is down (monitor)
+	cancelLead  context.CancelFunc // ends the running leadership
 }
 
 // NewLeaderSelector returns a participant with id in the election at
@@ -120,6 +122,26 @@ func (s *LeaderSelector) Done() <-chan struct{} { return s.done }
 
 // run takes the lock once per queue request until ctx ends.
 func (s *LeaderSelector) run(ctx context.Context) error {
+	// A persistent watch on the election's directory, set before any
+	// leadership, tells of every connection loss while leading (its
+	// node events are ignored). One set after taking the lock could miss
+	// a loss that happened in between.
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel: the monitor ends once the watch is removed
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mon, err := retry(ctx, func() (<-chan zk.Event, error) { return s.c.Watch(ctx, s.dir, zk.WatchPersistent) })
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.Join(ErrLost, err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.monitor(mon)
+	}()
 	for {
 		select {
 		case <-s.queue:
@@ -143,6 +165,23 @@ func (s *LeaderSelector) run(ctx context.Context) error {
 	}
 }
 
+// monitor follows the connection: while it is down, no leadership.
+func (s *LeaderSelector) monitor(mon <-chan zk.Event) {
+	for ev := range mon {
+		down := ev.Type == zk.EventNotWatching || (ev.Type == zk.EventSession && ev.State == zk.StateDisconnected)
+		up := ev.Type == zk.EventSession && !down
+		if !down && !up {
+			continue
+		}
+		s.mu.Lock()
+		s.down = down
+		if down && s.cancelLead != nil {
+			s.cancelLead()
+		}
+		s.mu.Unlock()
+	}
+}
+
 // once waits for the lock, leads, and releases. An error means the
 // session ended (or ctx did).
 func (s *LeaderSelector) once(ctx context.Context) error {
@@ -152,52 +191,27 @@ func (s *LeaderSelector) once(ctx context.Context) error {
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watched := make(chan struct{})
-	go func() { // ends leadership when the hold is lost or the connection drops
-		defer close(watched)
-		s.watchLeadership(lctx, cancel, m)
+	lost := make(chan struct{})
+	go func() { // ends leadership when the lock node goes or the session ends
+		defer close(lost)
+		select {
+		case <-m.Done():
+			cancel()
+		case <-lctx.Done():
+		}
 	}()
 	s.mu.Lock()
-	s.leading = true
+	s.leading, s.cancelLead = true, cancel
+	if s.down { // the connection went down after the lock was taken
+		cancel()
+	}
 	s.mu.Unlock()
 	_ = s.lead(lctx, m.Token()) // its error ends only this leadership, as in Curator
 	s.mu.Lock()
-	s.leading = false
+	s.leading, s.cancelLead = false, nil
 	s.mu.Unlock()
 	cancel()
-	<-watched
+	<-lost
 	_ = m.Release(context.WithoutCancel(ctx))
 	return s.c.Err()
-}
-
-// watchLeadership cancels the leader's ctx when its node goes, the
-// session ends or the connection is lost (Curator's
-// LeaderSelectorListenerAdapter cancels on SUSPENDED and LOST).
-func (s *LeaderSelector) watchLeadership(ctx context.Context, cancel context.CancelFunc, m *InterProcessMutex) {
-	own, err := s.c.Watch(ctx, m.Node(), zk.WatchPersistent)
-	if err != nil {
-		cancel()
-		return
-	}
-	for {
-		select {
-		case ev, ok := <-own:
-			if !ok || ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching ||
-				(ev.Type == zk.EventSession && ev.State == zk.StateDisconnected) {
-				cancel()
-				for range own { // Watch removes the watch once ctx ends
-				}
-				return
-			}
-		case <-m.Done():
-			cancel()
-			for range own {
-			}
-			return
-		case <-ctx.Done():
-			for range own {
-			}
-			return
-		}
-	}
 }
