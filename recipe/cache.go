@@ -59,6 +59,10 @@ type CacheOption func(*CuratorCache)
 // (Curator's SINGLE_NODE_CACHE; NodeCache).
 func SingleNodeCache() CacheOption { return func(cc *CuratorCache) { cc.single = true } }
 
+// WithMaxDepth caches nodes at most depth levels below the path (0: the
+// node alone), as TreeCache's setMaxDepth. Negative means no limit.
+func WithMaxDepth(depth int) CacheOption { return func(cc *CuratorCache) { cc.maxDepth = depth } }
+
 // WithSessionRenewal lets the cache outlive its session: when the
 // session expires, the cache calls renew for a new client (a zk.Client
 // does not outlive its session) and rebuilds itself on it, reporting as
@@ -78,10 +82,11 @@ func WithSessionRenewal(renew func(ctx context.Context) (*zk.Client, error)) Cac
 // session expiry. (A node created and deleted while the cache was away
 // is not reported: nothing of it is left to see.)
 type CuratorCache struct {
-	c      *zk.Client
-	root   string
-	single bool
-	renew  func(ctx context.Context) (*zk.Client, error)
+	c        *zk.Client
+	root     string
+	single   bool
+	maxDepth int // -1: unlimited
+	renew    func(ctx context.Context) (*zk.Client, error)
 
 	mu        sync.Mutex
 	nodes     map[string]ChildData
@@ -96,7 +101,7 @@ type CuratorCache struct {
 
 // NewCuratorCache returns a cache of the subtree at path; Start starts it.
 func NewCuratorCache(c *zk.Client, path string, opts ...CacheOption) *CuratorCache {
-	cc := &CuratorCache{c: c, root: path, nodes: map[string]ChildData{}, init: make(chan struct{}), done: make(chan struct{})}
+	cc := &CuratorCache{c: c, root: path, maxDepth: -1, nodes: map[string]ChildData{}, init: make(chan struct{}), done: make(chan struct{})}
 	for _, o := range opts {
 		o(cc)
 	}
@@ -250,7 +255,7 @@ func (cc *CuratorCache) follow(ctx context.Context, c *zk.Client) error {
 // reload reads the whole subtree and reports the differences.
 func (cc *CuratorCache) reload(ctx context.Context, c *zk.Client) error {
 	fresh := map[string]ChildData{}
-	if err := cc.load(ctx, c, cc.root, fresh); err != nil {
+	if err := cc.load(ctx, c, cc.root, 0, fresh); err != nil {
 		return err
 	}
 	cc.apply(fresh)
@@ -268,8 +273,9 @@ func (cc *CuratorCache) reload(ctx context.Context, c *zk.Client) error {
 	return nil
 }
 
-// load reads p (and, unless single, its subtree) into into.
-func (cc *CuratorCache) load(ctx context.Context, c *zk.Client, p string, into map[string]ChildData) error {
+// load reads p, at depth below the root, (and, unless single, its
+// subtree) into into.
+func (cc *CuratorCache) load(ctx context.Context, c *zk.Client, p string, depth int, into map[string]ChildData) error {
 	data, st, err := c.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -278,7 +284,7 @@ func (cc *CuratorCache) load(ctx context.Context, c *zk.Client, p string, into m
 		return err
 	}
 	into[p] = ChildData{Path: p, Stat: st, Data: data}
-	if cc.single || st.NumChildren == 0 {
+	if cc.single || st.NumChildren == 0 || depth == cc.maxDepth {
 		return nil
 	}
 	kids, _, err := c.Children(ctx, p)
@@ -290,11 +296,23 @@ func (cc *CuratorCache) load(ctx context.Context, c *zk.Client, p string, into m
 	}
 	slices.Sort(kids)
 	for _, k := range kids {
-		if err := cc.load(ctx, c, joinPath(p, k), into); err != nil {
+		if err := cc.load(ctx, c, joinPath(p, k), depth+1, into); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// depth is how many levels p is below the root.
+func (cc *CuratorCache) depth(p string) int {
+	rel := strings.TrimPrefix(p, cc.root)
+	if rel == "" {
+		return 0
+	}
+	if cc.root == "/" {
+		return strings.Count(rel, "/") + 1
+	}
+	return strings.Count(rel, "/")
 }
 
 func joinPath(dir, name string) string {
@@ -306,7 +324,7 @@ func joinPath(dir, name string) string {
 
 // refresh reads one node after an event on it.
 func (cc *CuratorCache) refresh(ctx context.Context, c *zk.Client, p string) error {
-	if cc.single && p != cc.root {
+	if (cc.single && p != cc.root) || (cc.maxDepth >= 0 && cc.depth(p) > cc.maxDepth) {
 		return nil
 	}
 	data, st, err := c.Get(ctx, p)
@@ -392,6 +410,13 @@ func diffNodes(prev, next map[string]ChildData) []CacheEvent {
 	slices.SortFunc(dels, func(a, b CacheEvent) int { return strings.Compare(b.Old.Path, a.Old.Path) })
 	slices.SortFunc(rest, func(a, b CacheEvent) int { return strings.Compare(a.New.Path, b.New.Path) })
 	return append(dels, rest...)
+}
+
+// NewTreeCache returns a cache of the subtree at path down to maxDepth
+// levels (negative: all), Curator's TreeCache (which Curator 5 replaced
+// with CuratorCache).
+func NewTreeCache(c *zk.Client, path string, maxDepth int, opts ...CacheOption) *CuratorCache {
+	return NewCuratorCache(c, path, append(opts, WithMaxDepth(maxDepth))...)
 }
 
 // NodeCache is Curator's NodeCache: a CuratorCache of one node.

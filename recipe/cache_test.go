@@ -185,3 +185,23 @@ func TestNodeCache(t *testing.T) {
 		expectEvents(t, ctx, ch, "NodeDeleted "+root)
 	})
 }
+
+// A TreeCache of depth 1 holds the root and its children only.
+func TestTreeCacheMaxDepth(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, root := testCtx(t), testRoot(t)
+		w := newClient(t)
+		mkNode(t, ctx, w, root, "r")
+		mkNode(t, ctx, w, root+"/a", "1")
+		mkNode(t, ctx, w, root+"/a/deep", "2")
+		tc := NewTreeCache(newClient(t), root, 1)
+		ch := startCache(t, tc)
+		expectEvents(t, ctx, ch, "NodeCreated "+root+" r", "NodeCreated "+root+"/a 1", "Initialized")
+		mkNode(t, ctx, w, root+"/a/deep2", "3") // too deep: no event
+		mkNode(t, ctx, w, root+"/b", "4")
+		expectEvents(t, ctx, ch, "NodeCreated "+root+"/b 4")
+		if tc.Size() != 3 {
+			t.Fatalf("entries %v", tc.Entries())
+		}
+	})
+}
