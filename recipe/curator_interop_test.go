@@ -160,3 +160,28 @@ func TestCuratorInteropServiceDiscovery(t *testing.T) {
 		}
 	})
 }
+
+// Items put by Java's DistributedDelayQueue are taken by Go's when due,
+// and the other way round: the node names and item encoding agree.
+func TestCuratorInteropDelayQueue(t *testing.T) {
+	forEachTarget(t, func(t *testing.T) {
+		ctx, dir := testCtx(t), testRoot(t)+"/queue"
+		java := newCuratorPeer(t)
+		q := NewDistributedDelayQueue(newClient(t), dir, nil)
+		start := time.Now()
+		java.do("delayput "+dir+" from-java 700", "put")
+		it, err := q.Take(ctx)
+		if err != nil || string(it) != "from-java" {
+			t.Fatalf("Go took %q, %v", it, err)
+		}
+		if time.Since(start) < 700*time.Millisecond {
+			t.Fatal("Go took Java's item before it was due")
+		}
+		if err := q.Put(ctx, []byte("from-go"), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := java.do("delaytake "+dir, "took"); got != "from-go" {
+			t.Fatalf("Java took %q", got)
+		}
+	})
+}

@@ -17,6 +17,11 @@ import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.queue.DistributedDelayQueue;
+import org.apache.curator.framework.recipes.queue.QueueBuilder;
+import org.apache.curator.framework.recipes.queue.QueueConsumer;
+import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.RetryForever;
 import org.apache.curator.x.discovery.ServiceDiscovery;
@@ -26,6 +31,11 @@ import org.apache.curator.x.discovery.UriSpec;
 import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
 
 public class CuratorPeer {
+    static final QueueSerializer<String> STRINGS = new QueueSerializer<String>() {
+        public byte[] serialize(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+        public String deserialize(byte[] b) { return new String(b, StandardCharsets.UTF_8); }
+    };
+
     static synchronized void say(String s) {
         System.out.println(s);
         System.out.flush();
@@ -114,6 +124,27 @@ public class CuratorPeer {
                             b.append(' ').append(i.getId()).append('@').append(i.getAddress()).append(':').append(i.getPort());
                         }
                         say(b.toString());
+                        break;
+                    }
+                    case "delayput": { // delayput PATH ITEM DELAYMS: a producer-only Curator delay queue
+                        DistributedDelayQueue<String> q = QueueBuilder.builder(client, null, STRINGS, f[1]).buildDelayQueue();
+                        q.start();
+                        q.put(f[2], System.currentTimeMillis() + Long.parseLong(f[3]));
+                        q.close();
+                        say("put");
+                        break;
+                    }
+                    case "delaytake": { // delaytake PATH: consume one item, say it
+                        final java.util.concurrent.BlockingQueue<String> got = new java.util.concurrent.LinkedBlockingQueue<>();
+                        QueueConsumer<String> consumer = new QueueConsumer<String>() {
+                            public void consumeMessage(String m) { got.add(m); }
+                            public void stateChanged(CuratorFramework c, ConnectionState s) {}
+                        };
+                        DistributedDelayQueue<String> q = QueueBuilder.builder(client, consumer, STRINGS, f[1]).buildDelayQueue();
+                        q.start();
+                        String m = got.take();
+                        q.close();
+                        say("took " + m);
                         break;
                     }
                     case "quit":
