@@ -37,7 +37,10 @@
 // can check to refuse a holder that lost its lock without knowing it.
 //
 // Every primitive works under a directory znode of its own, created on
-// first use. Every blocking call takes a context and waits on watches,
+// first use; the lock-like ones (Mutex, Election, RWMutex, Semaphore and
+// the Curator recipes) create it as a container node, which the server
+// removes once its last contender has gone (a persistent node on servers
+// without containers). Every blocking call takes a context and waits on watches,
 // never by polling.
 //
 // # Herd effect

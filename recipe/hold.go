@@ -153,12 +153,22 @@ func (l *seqLock) acquireWith(ctx context.Context, data []byte, wait func(name s
 		l.busy = false
 		l.mu.Unlock()
 	}()
-	if err := ensurePath(ctx, l.c, l.dir, l.acl); err != nil {
-		return err
-	}
-	name, err := createSeq(ctx, l.c, l.dir, l.kind, data, zk.EphemeralSequential, l.acl)
-	if err != nil {
-		return err
+	var name string
+	for {
+		// The directory is a container, so that it does not outlive its
+		// last contender; the server may remove it between the two calls.
+		if err := ensureContainer(ctx, l.c, l.dir, l.acl); err != nil {
+			return err
+		}
+		var err error
+		name, err = createSeq(ctx, l.c, l.dir, l.kind, data, zk.EphemeralSequential, l.acl)
+		if errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	if err := wait(name); err != nil {
 		// Give up our place so that we do not block those behind us.
