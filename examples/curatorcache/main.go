@@ -2,6 +2,7 @@
 // change, until ^C. Change the subtree with `zoo cli` meanwhile; cut the
 // network for a moment and the changes made while away are reported when
 // it is back. If the session expires, the cache moves to a new one.
+// -depth limits the levels cached, as Curator's TreeCache.
 //
 //	go run ./examples/curatorcache -server 127.0.0.1:2181 -path /examples
 package main
@@ -31,6 +32,7 @@ func connect(server string) (context.Context, *zk.Client, func()) {
 func main() {
 	server := flag.String("server", "127.0.0.1:2181", "server address")
 	path := flag.String("path", "/examples", "subtree to cache")
+	depth := flag.Int("depth", -1, "levels below -path to cache, as TreeCache's maxDepth (-1: all)")
 	flag.Parse()
 	ctx, c, done := connect(*server)
 	defer done()
@@ -39,7 +41,7 @@ func main() {
 		log.Print("session expired: rebuilding on a new session")
 		return zk.Connect(ctx, *server, zk.WithSessionTimeout(10*time.Second))
 	}
-	cc := recipe.NewCuratorCache(c, *path, recipe.WithSessionRenewal(renew))
+	cc := recipe.NewTreeCache(c, *path, *depth, recipe.WithSessionRenewal(renew))
 	cc.AddListener(func(ev recipe.CacheEvent) {
 		switch {
 		case ev.New != nil:
