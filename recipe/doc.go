@@ -18,8 +18,29 @@
 //   - Barrier: single barrier.
 //   - BeginTxn and Vote: two-phase commit ("Two-phased Commit").
 //
+// And Curator's recipes, with Curator 5's node layout and naming, so that
+// they work together with Java processes running Curator on the same
+// paths (see curator.go):
+//
+//   - InterProcessMutex: reentrant lock.
+//   - LeaderLatch (listeners, Observe) and LeaderSelector (requeue).
+//   - InterProcessSemaphoreV2: leases.
+//   - SharedCount: shared 32-bit integer with listeners.
+//   - CuratorCache and NodeCache: a local copy of a subtree or a node,
+//     kept current with persistent watches, rebuilt after reconnects and
+//     (WithSessionRenewal) session expiry.
+//   - PersistentNode and PersistentTtlNode.
+//   - ServiceDiscovery: ServiceInstance JSON as Curator writes it.
+//   - DistributedDelayQueue.
+//
+// Lock and leadership holders get a FencingToken that a downstream store
+// can check to refuse a holder that lost its lock without knowing it.
+//
 // Every primitive works under a directory znode of its own, created on
-// first use. Every blocking call takes a context and waits on watches,
+// first use; the lock-like ones (Mutex, Election, RWMutex, Semaphore and
+// the Curator recipes) create it as a container node, which the server
+// removes once its last contender has gone (a persistent node on servers
+// without containers). Every blocking call takes a context and waits on watches,
 // never by polling.
 //
 // # Herd effect

@@ -163,3 +163,8 @@ func Leader(ctx context.Context, c *zk.Client, dir string) ([]byte, error) {
 		}
 	}
 }
+
+// Token returns the fencing token of the current leadership (0 when not
+// leading): the zxid of the create of the candidate's node, larger for
+// every later leader.
+func (e *Election) Token() FencingToken { return e.l.tok() }

@@ -127,10 +127,11 @@ type seqLock struct {
 	kind string
 	acl  []zk.ACL
 
-	mu   sync.Mutex
-	busy bool   // an acquire is under way
-	name string // our node while held
-	h    *hold
+	mu    sync.Mutex
+	busy  bool   // an acquire is under way
+	name  string // our node while held
+	token FencingToken
+	h     *hold
 }
 
 func (l *seqLock) acquire(ctx context.Context, data []byte, blocker func([]node, int) string) error {
@@ -153,20 +154,38 @@ func (l *seqLock) acquireWith(ctx context.Context, data []byte, wait func(name s
 		l.busy = false
 		l.mu.Unlock()
 	}()
-	if err := ensurePath(ctx, l.c, l.dir, l.acl); err != nil {
-		return err
-	}
-	name, err := createSeq(ctx, l.c, l.dir, l.kind, data, zk.EphemeralSequential, l.acl)
-	if err != nil {
-		return err
+	var name string
+	for {
+		// The directory is a container, so that it does not outlive its
+		// last contender; the server may remove it between the two calls.
+		if err := ensureContainer(ctx, l.c, l.dir, l.acl); err != nil {
+			return err
+		}
+		var err error
+		name, err = createSeq(ctx, l.c, l.dir, l.kind, data, zk.EphemeralSequential, l.acl)
+		if errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	if err := wait(name); err != nil {
 		// Give up our place so that we do not block those behind us.
 		_ = deleteNode(ctx, l.c, l.dir+"/"+name)
 		return err
 	}
+	zxid, err := czxid(ctx, l.c, l.dir+"/"+name)
+	if err != nil {
+		_ = deleteNode(ctx, l.c, l.dir+"/"+name)
+		if errors.Is(err, zk.ErrNoNode) {
+			return ErrLost
+		}
+		return err
+	}
 	l.mu.Lock()
-	l.name = name
+	l.name, l.token = name, FencingToken(zxid)
 	l.h = watchHold(l.c, l.dir+"/"+name)
 	l.mu.Unlock()
 	return nil
@@ -182,7 +201,7 @@ func (l *seqLock) release(ctx context.Context) error {
 	}
 	lost := l.h.release()
 	err := deleteNode(ctx, l.c, l.dir+"/"+l.name)
-	l.h, l.name = nil, ""
+	l.h, l.name, l.token = nil, "", 0
 	if lost != nil {
 		return lost
 	}
@@ -216,6 +235,13 @@ func (l *seqLock) revokedCh() <-chan struct{} {
 		return nil
 	}
 	return l.h.revoked
+}
+
+// tok returns the fencing token of the hold, 0 when nothing is held.
+func (l *seqLock) tok() FencingToken {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.token
 }
 
 // node returns the path of our node while held, "" otherwise.

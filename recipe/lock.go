@@ -51,3 +51,7 @@ func (m *Mutex) Err() error { return m.l.err() }
 
 // Node returns the path of the lock's node while held, "" otherwise.
 func (m *Mutex) Node() string { return m.l.node() }
+
+// Token returns the fencing token of the current hold (0 when not held):
+// the zxid of the create of the lock node, larger for every later holder.
+func (m *Mutex) Token() FencingToken { return m.l.tok() }

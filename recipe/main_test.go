@@ -36,6 +36,9 @@ type server struct {
 	skip string // non-empty: tests needing the server skip with this
 }
 
+// atExit runs after the tests (removing files shared by tests).
+var atExit []func()
+
 var (
 	serversMu sync.Mutex
 	servers   = map[string]*server{}
@@ -54,6 +57,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	serversMu.Unlock()
+	for _, f := range atExit {
+		f()
+	}
 	os.Exit(code)
 }
 

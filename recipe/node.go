@@ -90,6 +90,13 @@ func ensurePath(ctx context.Context, c *zk.Client, p string, acl []zk.ACL) error
 	return err
 }
 
+// ensureContainer creates dir and its missing ancestors as container
+// nodes (zk.Client.CreateParents), or as persistent nodes on a server
+// without containers.
+func ensureContainer(ctx context.Context, c *zk.Client, dir string, acl []zk.ACL) error {
+	return c.CreateParents(ctx, dir+"/child", acl)
+}
+
 // node is a child made by createSeq: "<guid>-<kind>-<10-digit seq>".
 type node struct {
 	name string

@@ -29,6 +29,9 @@ func Revoke(ctx context.Context, c *zk.Client, p string) error {
 // else the read nodes before the first write node.
 func Holders(ctx context.Context, c *zk.Client, dir string) ([]string, error) {
 	kids, err := children(ctx, c, dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil // no one ever held it, or the container is gone
+	}
 	if err != nil {
 		return nil, err
 	}

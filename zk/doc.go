@@ -66,6 +66,24 @@
 // EventDataWatchRemoved, EventChildWatchRemoved or
 // EventPersistentWatchRemoved event.
 //
+// Watch is AddWatch for a watch that lives as long as a context, as
+// etcd's Watch(ctx): when the context ends the watch is removed.
+//
+// # Recipes' building blocks
+//
+// CreateProtected names a node as Curator's withProtection does
+// ("_c_<uuid>-name") and, after a lost reply, finds the node it made
+// instead of making a second one. CreateParents creates missing
+// ancestors as container nodes (persistent ones on servers without
+// containers); CreateContainer makes one container.
+//
+// # Servers
+//
+// Ruok, Srvr, Cons and Mntr send a four-letter word to a server and
+// parse its answer. WithDNSHostProvider makes the client resolve the
+// connect string's names again each round, so it follows servers that
+// come back at new addresses; WithHostProvider takes any HostProvider.
+//
 // # Chroot
 //
 // A connect string may end in a path ("zk1:2181,zk2:2181/app"): the

@@ -28,6 +28,9 @@ import (
 // CreateMode is the kind of node Create makes (CreateMode.toFlag()).
 type CreateMode int32
 
+// The kinds of node, with the protocol's numbers (CreateMode.toFlag()).
+// Sequential modes append a 10-digit counter, unique under the parent,
+// to the name; TTL modes need CreateTTL and a server with extended types.
 const (
 	Persistent                  CreateMode = 0
 	Ephemeral                   CreateMode = 1 // deleted when the session ends

@@ -28,6 +28,7 @@ type config struct {
 	maxFrame       int
 	sessionID      int64
 	password       []byte
+	hostProvider   func(hosts []string) HostProvider
 }
 
 type authInfo struct {

@@ -54,7 +54,7 @@ const setWatchesMax = 128 << 10
 // with Connect and end it with Close.
 type Client struct {
 	cfg     config
-	hosts   []string // shuffled
+	hosts   HostProvider
 	chroot  string
 	log     *slog.Logger
 	watches *registry
@@ -109,10 +109,9 @@ func Connect(ctx context.Context, connect string, opts ...Option) (*Client, erro
 		return nil, fmt.Errorf("zk: connect: %w: session timeout %v, frame limit %d, dialer set %v",
 			ErrBadArguments, cfg.sessionTimeout, cfg.maxFrame, cfg.dialer != nil)
 	}
-	rand.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
 	c := &Client{
 		cfg:       cfg,
-		hosts:     hosts,
+		hosts:     newHostProvider(cfg, hosts),
 		chroot:    chroot,
 		log:       cfg.logger,
 		disp:      newDispatcher(),
@@ -391,8 +390,11 @@ func (c *Client) run() {
 		if attempt > 0 && !c.pause() {
 			break
 		}
-		addr := c.hosts[attempt%len(c.hosts)]
-		cn, err := c.dial(addr)
+		addr, err := c.hosts.Next(c.life)
+		var cn *conn
+		if err == nil {
+			cn, err = c.dial(addr)
+		}
 		if err != nil {
 			if c.life.Err() != nil {
 				break
@@ -454,7 +456,7 @@ func (c *Client) dial(addr string) (*conn, error) {
 		timeout = c.timeout
 	}
 	c.mu.Unlock()
-	timeout /= time.Duration(len(c.hosts))
+	timeout /= time.Duration(max(c.hosts.Len(), 1))
 
 	ctx, cancel := context.WithTimeout(c.life, timeout)
 	defer cancel()

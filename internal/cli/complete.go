@@ -47,6 +47,12 @@ func commandNames(prefix string) []string {
 	return out
 }
 
+// completeMaxChildren bounds the children completion lists. A node with
+// more (say 200k) could answer getChildren with more than the frame
+// limit, which would cost the connection; and a list that long helps no
+// one at a prompt. Above it, paths do not complete.
+const completeMaxChildren = 10000
+
 // pathCandidates lists the children of word's parent that complete its
 // last name, as full paths.
 func (s *shell) pathCandidates(word string) []string {
@@ -60,6 +66,10 @@ func (s *shell) pathCandidates(word string) []string {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
+	ok, st, err := s.client.Exists(ctx, dir)
+	if err != nil || !ok || st.NumChildren > completeMaxChildren {
+		return nil
+	}
 	children, _, err := s.client.Children(ctx, dir)
 	if err != nil {
 		return nil
