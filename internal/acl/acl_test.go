@@ -2,9 +2,11 @@ package acl
 
 import (
 	"errors"
+	"math"
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -290,6 +292,53 @@ func BenchmarkCheckIP(b *testing.B) {
 	for b.Loop() {
 		if !Check(acls, jute.PermWrite, ids) {
 			b.Fatal("denied")
+		}
+	}
+}
+
+// distinctACL is n distinct valid entries, as a hostile create could send:
+// about 25 bytes each, so 40,000 fit in the default jute.maxbuffer.
+func distinctACL(n int) []jute.ACL {
+	acls := make([]jute.ACL, n)
+	for i := range acls {
+		acls[i] = entry(jute.PermRead, SchemeIP, netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String())
+	}
+	return acls
+}
+
+// Ref: issue 13, defect 6: one create with 40,000 ACL entries stalled every
+// other client's writes for seconds, because prep (on the replica's loop)
+// deduplicated the list in quadratic time. Fixup must stay linear: the
+// time per entry for 40,000 entries may not be far above that for 1,000.
+// Quadratic dedup makes the ratio about 40; linear keeps it near 1. The
+// generous bound of 8 leaves room for a noisy machine and the race detector.
+func TestFixupIsLinear(t *testing.T) {
+	perEntry := func(n int) time.Duration {
+		acls := distinctACL(n)
+		best := time.Duration(math.MaxInt64)
+		for range 3 {
+			start := time.Now()
+			out, err := Fixup(acls, nil)
+			d := time.Since(start)
+			if err != nil || len(out) != n {
+				t.Fatalf("Fixup(%d entries) = %d entries, %v", n, len(out), err)
+			}
+			best = min(best, d)
+		}
+		return best / time.Duration(n)
+	}
+	small, large := perEntry(1000), perEntry(40000)
+	if large > 8*small {
+		t.Errorf("Fixup costs %v per entry for 40,000 entries, %v for 1,000: not linear", large, small)
+	}
+}
+
+func BenchmarkFixup40000(b *testing.B) {
+	acls := distinctACL(40000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Fixup(acls, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
