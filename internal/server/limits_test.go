@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -164,4 +165,38 @@ func TestSlowConsumerOfEvents(t *testing.T) {
 		t.Fatalf("slow watcher got all %d events; want a disconnect", len(got))
 	}
 	checkServing(t, ts.addr)
+}
+
+// Ref: issue 13, defect 4; Apache's NIOServerCnxnFactory closes a
+// connection that has no session after zookeeper.nio.sessionlessCnxnTimeout
+// (10 s). Sockets that connect and never finish their handshake (nothing
+// sent, half a ConnectRequest, half a four-letter word) must not hold
+// maxClientCnxns' slots of their address for ever: the server closes them
+// after HandshakeTimeout and the address's other clients get in.
+func TestIdleHandshakesAreClosed(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxClientCnxns = 60
+		c.HandshakeTimeout = 300 * time.Millisecond
+	})
+	half := jute.AppendFrame(nil, ptr(connectReq(30000)))
+	var idle []*rawClient
+	for i := range 60 {
+		c := dialRaw(t, ts.addr)
+		switch i % 3 {
+		case 1:
+			c.writeRaw(half[:len(half)/2])
+		case 2:
+			c.writeRaw([]byte("ru"))
+		}
+		idle = append(idle, c)
+	}
+	for _, c := range idle {
+		c.expectClosedSilently()
+	}
+	c := dialRaw(t, ts.addr)
+	c.handshake(connectReq(30000))
+	c.getData("/")
+	// An established session is not subject to the handshake's deadline.
+	time.Sleep(2 * 300 * time.Millisecond) // idle past the handshake timeout, on purpose
+	c.getData("/")
 }

@@ -65,6 +65,11 @@ type Config struct {
 	MaxOutbound int
 	// WriteTimeout bounds one write to a client.
 	WriteTimeout time.Duration
+	// HandshakeTimeout bounds how long a new connection may take to send
+	// its ConnectRequest (or four-letter word); then it is closed, so
+	// idle sockets cannot hold maxClientCnxns' slots. Apache's is
+	// zookeeper.nio.sessionlessCnxnTimeout, 10 s by default.
+	HandshakeTimeout time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
@@ -151,6 +156,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 30 * time.Second
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
 	}
 	if c.ContainerCheck == 0 {
 		c.ContainerCheck = time.Minute
