@@ -65,7 +65,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		nc:   nc,
 		ip:   ip,
 		br:   bufio.NewReaderSize(nc, 64<<10),
-		out:  newOutq(s.cfg.MaxOutbound),
+		out:  newOutq(s.cfg.MaxOutbound, &s.outbound),
 		done: make(chan struct{}),
 	}
 	c.st.established = s.cfg.Now()
@@ -118,6 +118,10 @@ func (c *conn) serve() {
 	})
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
 	for err == nil {
+		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
+			err = net.ErrClosed
+			break
+		}
 		var frame []byte
 		if frame, err = c.readFrame(); err == nil {
 			err = c.handle(frame)
