@@ -362,10 +362,14 @@ func (r *Replica) failRequest(f inflight) {
 
 // expire fails the requests whose deadline has passed.
 func (r *Replica) expire() {
+	n := 0
 	r.inflight.takeExpired(r.ticks, func(f inflight) {
-		r.cfg.Logger.Warn("a request was not applied in time; failing it", "ticks", r.cfg.RequestTicks)
+		n++
 		r.failRequest(f)
 	})
+	if n > 0 {
+		r.cfg.Logger.Warn("requests not applied in time; failing them", "requests", n, "ticks", r.cfg.RequestTicks)
+	}
 }
 
 // refuse tells a forward's origin that this replica will not prep it, so
