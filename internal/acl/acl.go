@@ -20,6 +20,7 @@ package acl
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -133,21 +134,33 @@ func Fixup(acls []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 	return out, nil
 }
 
-// dedup returns acls without exact repeats, first occurrence kept.
-// ACL lists are short; the quadratic scan allocates only the result.
+// dedup returns acls without exact repeats, first occurrence kept. Most
+// lists are a few entries long, and a scan of those allocates only the
+// result; a long one (a request may carry tens of thousands) goes through
+// a set, so a create's cost stays linear in its size: prep runs on the
+// replica's loop, and a quadratic scan there stalled every other write.
 func dedup(acls []jute.ACL) []jute.ACL {
 	out := make([]jute.ACL, 0, len(acls))
-next:
-	for _, a := range acls {
-		for _, b := range out {
-			if a == b {
-				continue next
+	if len(acls) <= shortACL {
+		for _, a := range acls {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
 			}
 		}
-		out = append(out, a)
+		return out
+	}
+	seen := make(map[jute.ACL]struct{}, len(acls))
+	for _, a := range acls {
+		if _, dup := seen[a]; !dup {
+			seen[a] = struct{}{}
+			out = append(out, a)
+		}
 	}
 	return out
 }
+
+// shortACL is the longest list dedup scans instead of hashing.
+const shortACL = 16
 
 // appendAuthenticated expands an auth entry: one entry per id of a scheme
 // whose Apache provider reports isAuthenticated() == true.

@@ -2,9 +2,11 @@ package acl
 
 import (
 	"errors"
+	"math"
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -290,6 +292,63 @@ func BenchmarkCheckIP(b *testing.B) {
 	for b.Loop() {
 		if !Check(acls, jute.PermWrite, ids) {
 			b.Fatal("denied")
+		}
+	}
+}
+
+// distinctACL is n distinct valid entries, as a hostile create could send:
+// about 25 bytes each, so 40,000 fit in the default jute.maxbuffer.
+func distinctACL(n int) []jute.ACL {
+	acls := make([]jute.ACL, n)
+	for i := range acls {
+		acls[i] = entry(jute.PermRead, SchemeIP, netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String())
+	}
+	return acls
+}
+
+// Ref: issue 13, defect 6: one create with 40,000 ACL entries stalled every
+// other client's writes for seconds, because prep (on the replica's loop)
+// deduplicated the list in quadratic time. Fixup must stay linear: it may
+// cost a small multiple of one pass that puts every entry in a map, a
+// linear reference measured on the same machine in the same run (so a
+// slow machine or the race detector slows both). The quadratic dedup
+// cost hundreds of times the reference at this size.
+func TestFixupIsLinear(t *testing.T) {
+	const n = 40000
+	acls := distinctACL(n)
+	best := func(f func()) time.Duration {
+		d := time.Duration(math.MaxInt64)
+		for range 5 {
+			start := time.Now()
+			f()
+			d = min(d, time.Since(start))
+		}
+		return d
+	}
+	reference := best(func() {
+		m := make(map[jute.ACL]struct{})
+		for _, a := range acls {
+			m[a] = struct{}{}
+		}
+	})
+	fixup := best(func() {
+		if out, err := Fixup(acls, nil); err != nil || len(out) != n {
+			t.Fatalf("Fixup(%d entries) = %d entries, %v", n, len(out), err)
+		}
+	})
+	t.Logf("Fixup of %d entries: %v; one pass into a map: %v", n, fixup, reference)
+	if fixup > 30*reference {
+		t.Errorf("Fixup of %d entries took %v, %.0f times one pass into a map (%v): not linear",
+			n, fixup, float64(fixup)/float64(reference), reference)
+	}
+}
+
+func BenchmarkFixup40000(b *testing.B) {
+	acls := distinctACL(40000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Fixup(acls, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -51,10 +51,10 @@ func Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, 
 // checks are the caller's too, in this order: reconfigEnabled
 // (ReconfigDisabled), a reconfig already in flight (ReconfigInProgress),
 // the request's curConfigId against the last seen version unless it is -1
-// (BadVersion), then, after Reconfig succeeds, that the leader and the
-// participants connected and synced with it form a quorum of the new
-// configuration (RequireQuorum, NewConfigNoQuorum), and finally WRITE
-// permission on /zookeeper/config.
+// (BadVersion), WRITE permission on /zookeeper/config (Zoo checks it
+// before the arguments, Apache after them), then, after Reconfig succeeds,
+// that the leader and the participants connected and synced with it form
+// a quorum of the new configuration (RequireQuorum, NewConfigNoQuorum).
 func (o Options) Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, error) {
 	var next Membership
 	var err error

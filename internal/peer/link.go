@@ -25,6 +25,7 @@ var (
 	errReaderDone  = errors.New("peer: reader stopped")
 	errReplaced    = errors.New("peer: replaced by a new connection from the peer")
 	errAddrChanged = errors.New("peer: peer address changed")
+	errRemoved     = errors.New("peer: removed from the membership")
 )
 
 // acceptLoop accepts connections until the listener closes. A failing
@@ -344,10 +345,30 @@ func (t *Transport) writeLoop(p *peer, c net.Conn, rdone <-chan struct{}) (net.C
 			return nc, errReplaced
 		case <-kick:
 			return nil, errAddrChanged
+		case <-p.leaving:
+			if err := t.flushQueue(bw, p.queue); err != nil {
+				return nil, err
+			}
+			p.cancel() // removed: no redial
+			return nil, errRemoved
 		case <-p.ctx.Done():
 			return nil, p.ctx.Err()
 		}
 		hb.Reset(t.cfg.HeartbeatInterval)
+	}
+}
+
+// flushQueue writes whatever is queued, without waiting for more.
+func (t *Transport) flushQueue(bw *bufio.Writer, q <-chan Message) error {
+	for {
+		select {
+		case m := <-q:
+			if err := t.writeBatch(bw, q, m); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
 	}
 }
 

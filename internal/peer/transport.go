@@ -225,6 +225,9 @@ type peer struct {
 	queue  chan Message
 	ctx    context.Context // cancelled when the peer is removed or on Close
 	cancel context.CancelFunc
+	// leaving is closed when the peer is removed: the link sends what is
+	// queued, then ends (within leaveGrace).
+	leaving chan struct{}
 	// kick wakes the dialer when the address changed, so it redials the new
 	// address now instead of after its backoff or the old link's death.
 	kick chan struct{}
@@ -276,6 +279,7 @@ func (t *Transport) newPeer(id uint64, addr string) *peer {
 		cancel:   cancel,
 		kick:     make(chan struct{}, 1),
 		incoming: make(chan net.Conn, 1),
+		leaving:  make(chan struct{}),
 	}
 }
 
@@ -360,7 +364,14 @@ func (t *Transport) SetPeers(peers map[uint64]string) {
 	}
 	for id, p := range t.peers {
 		if _, ok := peers[id]; !ok {
-			p.cancel()
+			// What was queued before the removal still goes out: raft's
+			// last messages to a member being removed tell it that the
+			// change removing it committed, and without them it never
+			// applies that change (nor answers the client that asked
+			// for it). The link ends once they are written, or after
+			// leaveGrace if it cannot write them.
+			close(p.leaving)
+			time.AfterFunc(leaveGrace, p.cancel)
 			delete(t.peers, id)
 			t.log.Info("peer: removed", "peer", id)
 		}
@@ -388,6 +399,10 @@ func (t *Transport) SetPeers(peers map[uint64]string) {
 		}
 	}
 }
+
+// leaveGrace bounds how long a removed peer's link may take to send what
+// was queued for it.
+const leaveGrace = 2 * time.Second
 
 // Connected reports whether a live link to id exists.
 func (t *Transport) Connected(id uint64) bool {

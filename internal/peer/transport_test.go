@@ -492,3 +492,30 @@ func TestSurvey(t *testing.T) {
 		return hb == 1 && eb && ha >= 1 && !ea && hc == 1 && ec
 	})
 }
+
+// Ref: issue 13, defect 2. Messages queued for a peer before it is removed
+// are still sent: the last ones raft sends a member being removed tell it
+// that the change removing it committed, and without them it never
+// applies the change, so its client's reconfig is never answered.
+func TestSetPeersFlushesARemovedPeersQueue(t *testing.T) {
+	checkLeaks(t)
+	nodes := mesh(t, 3, nil)
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	waitConnected(t, n1, n3)
+	// Large enough that most are still queued when 3 is removed.
+	const count = 256
+	pad := strings.Repeat("x", 64<<10)
+	for i := range count {
+		if !n1.tr.Send(3, msg(1, "m%d %s", i, pad)) {
+			t.Fatalf("Send %d refused", i)
+		}
+	}
+	n1.tr.SetPeers(map[uint64]string{2: n2.tr.Addr().String()})
+	got := n3.in.waitN(t, 1, count)
+	for i, m := range got {
+		if want := fmt.Sprintf("m%d %s", i, pad); string(m.Data) != want {
+			t.Fatalf("message %d is %.10q...; want %.10q...", i, m.Data, want)
+		}
+	}
+	waitFor(t, "3 sees link to 1 down", func() bool { return !n3.tr.Connected(1) })
+}

@@ -473,3 +473,53 @@ func TestPurgeInterval(t *testing.T) {
 		t.Fatalf("after purge and restart %+v; want %+v", got, view)
 	}
 }
+
+// diskUsage is the bytes of the files in dirs.
+func diskUsage(t *testing.T, fs vfs.FS, dirs ...string) (total int64, files int) {
+	t.Helper()
+	for _, dir := range dirs {
+		names, err := fs.List(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			fi, err := fs.Stat(dir + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += fi.Size()
+			files++
+		}
+	}
+	return total, files
+}
+
+// Ref: issue 13, defect 7: every start preallocated a fresh log segment
+// and kept the old ones, so a crash loop filled the disk (10 restarts with
+// no writes left 641 MB at the default 64 MiB segments). Each start of a
+// one-voter group writes a little (a new term and its empty entry); the
+// restarts must reuse the open segment's space, so the disk holds about
+// one segment however many times the server restarts.
+func TestCrashLoopKeepsDiskBounded(t *testing.T) {
+	const segment = 64 << 10 // startDurable's SegmentSize
+	fs := vfs.NewMem()
+	d := startDurable(t, fs, 0)
+	d.write(t, workload(5)...)
+	want := d.view()
+	for i := range 10 {
+		crashed := fs.CrashClone()
+		d.stop()
+		fs = crashed
+		d = startDurable(t, fs, 0)
+		if got := d.recovered(t); got.Digest != want.Digest || got.Nodes != want.Nodes {
+			t.Fatalf("restart %d: %+v; want %+v", i+1, got, want)
+		}
+	}
+	d.stop()
+	size, files := diskUsage(t, fs, logDir, snapDir)
+	t.Logf("after 10 crash restarts: %d bytes in %d files", size, files)
+	if size > 2*segment {
+		t.Errorf("after 10 crash restarts with no writes the data takes %d bytes in %d files; want at most %d",
+			size, files, 2*segment)
+	}
+}

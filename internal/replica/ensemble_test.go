@@ -24,6 +24,9 @@ type network struct {
 	links   map[[2]uint64]chan delayed
 	cut     map[[2]uint64]bool
 	latency time.Duration
+	// lose, if set, is asked about every message: true loses it after
+	// Send reported it queued, as a broken link loses its queue.
+	lose    func(from, to uint64, kind uint8) bool
 	streams int // snapshot streams sent
 	wg      sync.WaitGroup
 	stop    chan struct{}
@@ -64,7 +67,11 @@ func (e endpoint) Send(to uint64, kind uint8, data []byte) bool {
 		go n.deliver(to, q)
 	}
 	due := time.Now().Add(n.latency)
+	lost := n.lose != nil && n.lose(e.from, to, kind)
 	n.mu.Unlock()
+	if lost {
+		return true
+	}
 	select {
 	case q <- delayed{inbound{from: e.from, kind: kind, data: data}, due}:
 		return true

@@ -66,6 +66,8 @@ func (r *Replica) Run() {
 		select {
 		case <-ticker.C:
 			r.rn.Tick()
+			r.ticks++
+			r.expire()
 			r.sinceLead++
 			r.recordProgress()
 			r.watchLeaderLink()
@@ -264,7 +266,7 @@ func (r *Replica) prepAll() {
 			return
 		}
 		if p.origin == 0 {
-			r.inflight[seq] = inflight{tag: p.tag}
+			r.inflight.add(seq, r.newInflight(p.tag))
 		}
 		r.proposed = append(r.proposed, prepped{origin: origin, seq: seq, txn: t})
 	}
@@ -274,12 +276,12 @@ func (r *Replica) prepAll() {
 
 // forwardAll sends this server's waiting requests to the leader, which
 // preps them; the txn's envelope brings the sequence number back. Requests
-// other servers forwarded here, thinking this one led, are dropped: their
-// origins drop them too once they see the new leader.
+// other servers forwarded here, thinking this one led, are refused.
 func (r *Replica) forwardAll(lead uint64) {
 	for _, p := range r.waiting {
 		switch {
 		case p.origin != 0:
+			r.refuse(p.origin, p.oseq, "not the leader")
 			continue
 		case p.req.Op == jute.OpSync:
 			// raft forwards the ReadIndex to the leader.
@@ -291,7 +293,7 @@ func (r *Replica) forwardAll(lead uint64) {
 			r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: p.tag})
 			continue
 		}
-		r.inflight[r.seq] = inflight{tag: p.tag}
+		r.inflight.add(r.seq, r.newInflight(p.tag))
 	}
 	clear(r.waiting)
 	r.waiting = r.waiting[:0]
@@ -328,9 +330,59 @@ func (r *Replica) receive(in inbound) {
 			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
 			return
 		}
-		if len(r.waiting) < r.cfg.MaxPending {
-			r.waiting = append(r.waiting, proposal{req: req, origin: in.from, oseq: seq})
+		if len(r.waiting) >= r.cfg.MaxPending {
+			r.refuse(in.from, seq, "too many requests waiting to be prepped")
+			return
 		}
+		r.waiting = append(r.waiting, proposal{req: req, origin: in.from, oseq: seq})
+	case KindNack:
+		seq, err := decodeNack(in.data)
+		if err != nil {
+			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
+			return
+		}
+		if f, ok := r.inflight.take(seq); ok {
+			r.cfg.Logger.Info("the leader refused a forwarded request", "leader", in.from)
+			r.failRequest(f)
+		}
+	}
+}
+
+// newInflight is a request of tag going out now, with its deadline.
+func (r *Replica) newInflight(tag uint64) inflight {
+	return inflight{tag: tag, deadline: r.ticks + uint64(r.cfg.RequestTicks)}
+}
+
+// failRequest reports a request proposed or forwarded here as failed: it
+// was lost on the way, or waited past its deadline. It may still apply
+// (ConnectionLoss to its client allows that).
+func (r *Replica) failRequest(f inflight) {
+	r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: f.tag})
+}
+
+// expire fails the requests whose deadline has passed.
+func (r *Replica) expire() {
+	n := 0
+	r.inflight.takeExpired(r.ticks, func(f inflight) {
+		n++
+		r.failRequest(f)
+	})
+	if n > 0 {
+		r.cfg.Logger.Warn("requests not applied in time; failing them", "requests", n, "ticks", r.cfg.RequestTicks)
+	}
+}
+
+// refuse tells a forward's origin that this replica will not prep it, so
+// that its request fails at once rather than at its deadline. Refusals
+// are counted, and logged at most once an election timeout.
+func (r *Replica) refuse(origin, seq uint64, why string) {
+	n := r.refused.Add(1)
+	if r.refusedLog == 0 || r.ticks-r.refusedLog >= uint64(r.cfg.ElectionTicks) {
+		r.refusedLog = max(r.ticks, 1)
+		r.cfg.Logger.Warn("refusing a forwarded request", "origin", origin, "why", why, "refused_total", n)
+	}
+	if r.cfg.Transport != nil {
+		r.cfg.Transport.Send(origin, KindNack, encodeNack(seq)) // lost: the origin's deadline covers it
 	}
 }
 
@@ -456,11 +508,13 @@ func (r *Replica) applyEntryData(index uint64, data []byte) {
 		r.proposed = r.proposed[1:]
 	}
 	if origin == r.cfg.ID {
-		if in, ok := r.inflight[seq]; ok {
-			tag = in.tag
-			delete(r.inflight, seq)
+		// The gap rule: this server's requests commit in sequence order,
+		// so those before seq still waiting were lost. They fail before
+		// this one is answered, keeping each session's order.
+		r.inflight.takeBefore(seq, r.failRequest)
+		if f, ok := r.inflight.take(seq); ok {
+			tag = f.tag
 		}
-		r.appliedSeq = max(r.appliedSeq, seq)
 		// Entries replayed after a restart carry the sequence numbers of
 		// the previous run; new proposals must come after them, or a sync
 		// could wait for (or skip) the wrong proposal.
@@ -514,7 +568,7 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 func (r *Replica) completeSyncs() {
 	n := 0
 	for _, s := range r.syncs {
-		if s.index == 0 || s.index > r.applied || s.afterSeq > r.appliedSeq {
+		if s.index == 0 || s.index > r.applied || r.inflight.waitingUpTo(s.afterSeq) {
 			break
 		}
 		r.cfg.OnApply(Event{Kind: Synced, Zxid: r.lastZxid.Load(), Tag: s.tag})
@@ -557,16 +611,14 @@ func (r *Replica) dropAll() {
 	for _, p := range r.waiting {
 		if p.origin == 0 {
 			r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: p.tag})
+		} else {
+			r.refuse(p.origin, p.oseq, "dropped by a leader change")
 		}
 	}
 	r.waiting = r.waiting[:0]
-	for seq, in := range r.inflight {
-		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: in.tag})
-		delete(r.inflight, seq)
-	}
 	// Syncs wait for nothing dropped: whatever of it still applies does
 	// so without a waiting request.
-	r.appliedSeq = r.seq
+	r.inflight.takeAll(r.failRequest)
 	for _, s := range r.syncs {
 		r.cfg.OnApply(Event{Kind: Dropped, Zxid: zxid, Tag: s.tag})
 	}

@@ -18,6 +18,9 @@ const (
 	// KindActivity carries the sessions a server heard from, for the
 	// leader's expiry tracking (see encodeActivity).
 	KindActivity uint8 = 3
+	// KindNack tells a forward's origin that the leader refused it: its
+	// request fails at once (see encodeNack).
+	KindNack uint8 = 4
 )
 
 // ErrBadMessage means a message from a peer could not be decoded. The
@@ -103,8 +106,8 @@ func encodeActivity(ids []int64) []byte {
 
 func decodeActivity(b []byte) ([]int64, error) {
 	r := jute.NewReader(b)
-	n := r.VectorLen(8)
-	ids := make([]int64, 0, n)
+	n := r.VectorLen(8) // -1, a null vector, is none
+	ids := make([]int64, 0, max(n, 0))
 	for i := 0; i < n && r.Err() == nil; i++ {
 		ids = append(ids, r.Long())
 	}
@@ -112,4 +115,20 @@ func decodeActivity(b []byte) ([]int64, error) {
 		return nil, fmt.Errorf("%w: activity: %w", ErrBadMessage, err)
 	}
 	return ids, nil
+}
+
+// A refused forward: long seq, the origin's sequence number.
+func encodeNack(seq uint64) []byte {
+	var w jute.Writer
+	w.Long(int64(seq))
+	return w.B
+}
+
+func decodeNack(b []byte) (uint64, error) {
+	r := jute.NewReader(b)
+	seq := uint64(r.Long())
+	if err := r.Err(); err != nil {
+		return 0, fmt.Errorf("%w: nack: %w", ErrBadMessage, err)
+	}
+	return seq, nil
 }

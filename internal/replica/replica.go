@@ -100,6 +100,10 @@ type Config struct {
 	OnApply func(Event)
 	// MaxPending bounds requests accepted but not yet proposed.
 	MaxPending int
+	// RequestTicks is how many ticks a request proposed or forwarded here
+	// may wait to be applied before it fails (Dropped); 0 means
+	// DefaultRequestElections election timeouts.
+	RequestTicks int
 
 	// FS holds the log and the snapshots; nil means vfs.Default.
 	FS vfs.FS
@@ -172,6 +176,11 @@ type Transport interface {
 	SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error
 }
 
+// DefaultRequestElections is Config.RequestTicks's default, in election
+// timeouts: long enough for a leader change (which fails what was in
+// flight anyway) and a slow disk, short of a client's patience.
+const DefaultRequestElections = 10
+
 // DefaultSnapCount is Apache's default snapCount.
 const DefaultSnapCount = 100000
 
@@ -196,6 +205,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.MaxPending == 0 {
 		c.MaxPending = 4096
+	}
+	if c.RequestTicks == 0 {
+		c.RequestTicks = DefaultRequestElections * c.ElectionTicks
 	}
 	if c.FS == nil {
 		c.FS = vfs.Default
@@ -263,6 +275,7 @@ type Replica struct {
 	leader   atomic.Bool                    // this replica is the leader and may prep
 	leadID   atomic.Uint64                  // the leader raft knows of; 0 for none
 	term     atomic.Uint64
+	refused  atomic.Int64 // forwards refused, for RefusedForwards
 
 	propc chan proposal
 	recvc chan inbound
@@ -271,15 +284,16 @@ type Replica struct {
 	once  sync.Once
 
 	// Loop-owned.
-	waiting      []proposal          // accepted, not yet prepped
-	inflight     map[uint64]inflight // proposed or forwarded by us, by sequence
-	proposed     []prepped           // prepped here as leader, in log order
-	lastLead     uint64              // the leader as of the last loop turn
-	sinceLead    int                 // ticks since a message from a leader
-	leadLinkDown int                 // ticks the link to the leader has been down
-	unreachable  []uint64            // peers a send failed to, for raft
-	seq          uint64              // of our last proposal
-	appliedSeq   uint64              // of our last proposal applied
+	waiting      []proposal  // accepted, not yet prepped
+	inflight     inflightSet // proposed or forwarded by us, by sequence
+	ticks        uint64      // ticks since the loop started: requests' clock
+	refusedLog   uint64      // the tick a refused forward was last logged
+	proposed     []prepped   // prepped here as leader, in log order
+	lastLead     uint64      // the leader as of the last loop turn
+	sinceLead    int         // ticks since a message from a leader
+	leadLinkDown int         // ticks the link to the leader has been down
+	unreachable  []uint64    // peers a send failed to, for raft
+	seq          uint64      // of our last proposal
 	syncID       uint64
 	syncs        []syncWait
 	applied      uint64
@@ -300,10 +314,6 @@ type Replica struct {
 	streamCtx    context.Context
 	streamCancel context.CancelFunc
 	snapSentc    chan snapSent
-}
-
-type inflight struct {
-	tag uint64
 }
 
 // syncWait is a sync waiting for two things: the leader's commit index
@@ -340,11 +350,15 @@ func New(cfg Config) (*Replica, error) {
 		recvc:     make(chan inbound, 1024),
 		stopc:     make(chan struct{}),
 		donec:     make(chan struct{}),
-		inflight:  make(map[uint64]inflight),
+		inflight:  newInflightSet(),
 		snapc:     make(chan snapResult, 1),
 		streaming: make(map[uint64]bool),
 		snapSentc: make(chan snapSent),
 	}
+	// Sequence numbers start from the clock, so that this run's never
+	// meet the previous run's, whose entries may still be applied after
+	// a restart (the gap rule would take them for this run's).
+	r.seq = uint64(max(cfg.Now(), 0)) * 1_000_000
 	r.streamCtx, r.streamCancel = context.WithCancel(context.Background())
 	var (
 		storage raft.Storage
@@ -515,6 +529,10 @@ func (r *Replica) Receive(from uint64, kind uint8, data []byte) {
 	case <-r.stopc:
 	}
 }
+
+// RefusedForwards counts the forwarded requests this replica refused
+// (and told their origin of).
+func (r *Replica) RefusedForwards() int64 { return r.refused.Load() }
 
 // ReportActivity tells the leader which sessions this server heard from.
 // It is dropped if there is no leader or the link is full; the next

@@ -65,7 +65,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		nc:   nc,
 		ip:   ip,
 		br:   bufio.NewReaderSize(nc, 64<<10),
-		out:  newOutq(s.cfg.MaxOutbound),
+		out:  newOutq(s.cfg.MaxOutbound, &s.outbound),
 		done: make(chan struct{}),
 	}
 	c.st.established = s.cfg.Now()
@@ -116,8 +116,12 @@ func (c *conn) serve() {
 			c.close()
 		}
 	})
-	err := c.handshake()
+	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
 	for err == nil {
+		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
+			err = net.ErrClosed
+			break
+		}
 		var frame []byte
 		if frame, err = c.readFrame(); err == nil {
 			err = c.handle(frame)
@@ -128,6 +132,9 @@ func (c *conn) serve() {
 		// Wait for the writer to flush and close; it bounds the wait with
 		// its write deadline.
 		_, _ = io.Copy(io.Discard, c.br)
+	case errors.Is(err, errHandshakeTimeout):
+		c.srv.log.Info("closing client connection: no handshake in time", "remote", c.nc.RemoteAddr(),
+			"timeout", c.srv.cfg.HandshakeTimeout)
 	case errors.Is(err, io.EOF), isClosedErr(err):
 	case errors.Is(err, jute.ErrFrameTooLarge), errors.Is(err, jute.ErrBadLength):
 		c.srv.log.Warn("closing client connection: bad frame length", "remote", c.nc.RemoteAddr(),
@@ -173,6 +180,26 @@ func (c *conn) readFrame() ([]byte, error) {
 		c.srv.stats.received.Add(1)
 	}
 	return frame, err
+}
+
+// errHandshakeTimeout ends a connection that did not finish its handshake
+// within Config.HandshakeTimeout.
+var errHandshakeTimeout = errors.New("server: no handshake in time")
+
+// handshakeWithin is handshake under a read deadline: a socket that sends
+// nothing, or part of a handshake, is closed when it passes, as Apache's
+// connection expirer closes connections without a session. The deadline
+// is lifted once the handshake is read; an established session's silence
+// is bounded by its own timeout instead.
+func (c *conn) handshakeWithin(d time.Duration) error {
+	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	err := c.handshake()
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %w", errHandshakeTimeout, err)
+	}
+	_ = c.nc.SetReadDeadline(time.Time{})
+	return err
 }
 
 // handshake reads the first frame: a four-letter word or a ConnectRequest.

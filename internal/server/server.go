@@ -61,10 +61,27 @@ type Config struct {
 	// answered, over all connections. Past it the server stops reading
 	// sockets until replies go out.
 	MaxOutstanding int
-	// MaxOutbound bounds the bytes queued for one connection.
+	// MaxOutbound bounds the bytes queued for one connection: past it
+	// (watch events keep coming for a client that reads nothing) the
+	// connection is closed.
 	MaxOutbound int
+	// OutboundPause is how many bytes of replies may wait for one
+	// connection before the server stops reading its requests until the
+	// client reads (backpressure); 0 is 1 MiB, and it is at most half of
+	// MaxOutbound.
+	OutboundPause int
+	// MaxOutboundTotal bounds the bytes queued over all connections: past
+	// it, every connection with replies waiting is not read until they
+	// are written, while clients that read theirs are served; 0 is
+	// 64 MiB.
+	MaxOutboundTotal int64
 	// WriteTimeout bounds one write to a client.
 	WriteTimeout time.Duration
+	// HandshakeTimeout bounds how long a new connection may take to send
+	// its ConnectRequest (or four-letter word); then it is closed, so
+	// idle sockets cannot hold maxClientCnxns' slots. Apache's is
+	// zookeeper.nio.sessionlessCnxnTimeout, 10 s by default.
+	HandshakeTimeout time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
@@ -149,8 +166,18 @@ func (c *Config) ensureDefaults() {
 	if c.MaxOutbound == 0 {
 		c.MaxOutbound = 64 << 20
 	}
+	if c.OutboundPause == 0 {
+		c.OutboundPause = 1 << 20
+	}
+	c.OutboundPause = min(c.OutboundPause, c.MaxOutbound/2)
+	if c.MaxOutboundTotal == 0 {
+		c.MaxOutboundTotal = 64 << 20
+	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 30 * time.Second
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
 	}
 	if c.ContainerCheck == 0 {
 		c.ContainerCheck = time.Minute
@@ -166,6 +193,10 @@ func (c *Config) ensureDefaults() {
 	}
 }
 
+// OutboundBytes returns the bytes of replies and events queued for clients,
+// or being written to them, over all connections.
+func (s *Server) OutboundBytes() int64 { return s.outbound.Load() }
+
 // Server serves ZooKeeper clients.
 type Server struct {
 	cfg       Config
@@ -173,6 +204,7 @@ type Server struct {
 	rep       *replica.Replica
 	watches   *watch.Registry
 	tokens    chan struct{} // the global outstanding limit, as a semaphore
+	outbound  atomic.Int64  // bytes queued for clients over all connections
 	whitelist fourlw.Whitelist
 	stats     *counters
 	start     time.Time

@@ -38,8 +38,13 @@ func (x *ReconfigTxn) Decode(r *jute.Reader) { x.Membership = r.String() }
 
 // prepReconfig checks a reconfig in Apache's order (PrepRequestProcessor,
 // case OpCode.reconfig): enabled, not standalone, none in progress, the
-// expected version, a valid change, a synced quorum of the new members,
-// then WRITE permission on /zookeeper/config (the super user passes).
+// expected version, then WRITE permission on /zookeeper/config (the super
+// user passes), a valid change, and a synced quorum of the new members.
+// Apache checks the permission last; Zoo checks it before the arguments,
+// whose rules are stricter than Apache's (server ids 1-255), so that a
+// client without the right gets NoAuth whatever it sends, as it does from
+// Apache for any request Apache would accept (kazoo's
+// test_no_super_auth), and learns nothing about the membership.
 func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Record, error) {
 	rc := p.cfg.Reconfig
 	switch {
@@ -61,15 +66,15 @@ func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Reco
 	if r.CurConfigID != -1 && r.CurConfigID != cur.Version {
 		return nil, jute.BadVersion
 	}
+	if !acl.Check(info.ACL, jute.PermWrite, req.Auth) {
+		return nil, jute.NoAuth
+	}
 	next, err := member.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
 	if err != nil {
 		return nil, err
 	}
 	if err := member.RequireQuorum(next, rc.Synced()); err != nil {
 		return nil, err
-	}
-	if !acl.Check(info.ACL, jute.PermWrite, req.Auth) {
-		return nil, jute.NoAuth
 	}
 	next.Version = 0
 	return &ReconfigTxn{Membership: next.String()}, nil

@@ -351,6 +351,26 @@ func (f *memFile) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Seek sets the offset of the next Read or Write, as os.File's does.
+func (f *memFile) Seek(offset int64, whence int) (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("seek", false); err != nil {
+		return 0, err
+	}
+	switch whence {
+	case io.SeekCurrent:
+		offset += f.pos
+	case io.SeekEnd:
+		offset += int64(len(f.n.data))
+	}
+	if offset < 0 {
+		return 0, &os.PathError{Op: "seek", Path: f.name, Err: fs.ErrInvalid}
+	}
+	f.pos = offset
+	return offset, nil
+}
+
 func (f *memFile) Close() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()

@@ -11,11 +11,12 @@
 // built as "<name>.tmp": preallocated to Options.SegmentSize (zero filled),
 // started with a snapshot-marker record and a HardState record that repeat
 // the current state (so purging older segments loses nothing), fsynced, then
-// renamed into place and the directory fsynced. Open always cuts a new
-// segment after recovery (replacing the last one if it holds only its
-// header); the recovered ones are never written again except to cut a torn
-// tail. ReleaseTo removes the oldest segments once a snapshot marker covers
-// all their entries.
+// renamed into place and the directory fsynced. Open goes on appending to
+// the last segment, just past its last record (after cutting a torn tail),
+// in the space preallocated for it: a restart costs no new segment, so a
+// crash loop cannot fill the disk. A new segment is cut only when a Save
+// does not fit in the active one. ReleaseTo removes the oldest segments
+// once a snapshot marker covers all their entries.
 //
 // # Records
 //

@@ -158,14 +158,11 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 		return nil, nil, err
 	}
 	st := &replay{}
-	headerOnly := false // the last segment holds no entries
+	var end int64 // where the last segment's records end
 	for i, s := range segs {
-		ents, torn, err := w.recoverSegment(s, i == len(segs)-1, st)
-		if err != nil {
+		if end, err = w.recoverSegment(s, i == len(segs)-1, st); err != nil {
 			return nil, nil, err
 		}
-		// A segment whose torn tail was cut is kept, with its .broken file.
-		headerOnly = ents == 0 && !torn
 	}
 	if err := st.finish(); err != nil {
 		return nil, nil, err
@@ -173,19 +170,17 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 	w.segs = segs
 	w.hs, w.snap, w.lastIndex = st.state.HardState, st.state.Snapshot, st.state.LastIndex()
 	w.markers = slices.Clone(st.state.Markers)
-	next := segment{first: w.lastIndex + 1}
 	if n := len(segs); n > 0 {
-		next.seq = segs[n-1].seq + 1
-		if headerOnly && segs[n-1].first == next.first {
-			// Nothing was logged since the last Open: replace that segment
-			// (the rename is atomic) rather than add one per restart, so a
-			// crash loop does not fill the disk with preallocated segments.
-			// The new header repeats its markers and HardState.
-			next.seq = segs[n-1].seq
-			w.segs = segs[:n-1]
+		// Appends go on in the last segment, in the space preallocated
+		// for it, rather than in a new one per start: a crash loop must
+		// not fill the disk with preallocated segments.
+		if err := w.reopen(segs[n-1], end); err != nil {
+			w.closeFile()
+			return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
 		}
+		return w, &st.state, nil
 	}
-	if err := w.cut(next); err != nil {
+	if err := w.cut(segment{first: w.lastIndex + 1}); err != nil {
 		w.closeFile()
 		return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
@@ -223,33 +218,61 @@ func (w *WAL) listSegments() ([]segment, error) {
 func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
 
 // recoverSegment replays one segment into st, cutting a torn tail if it is
-// the last one. It returns the number of entries it holds and whether a
-// torn tail was cut.
-func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int, bool, error) {
+// the last one. It returns the offset where the segment's records end
+// (where a torn tail was cut).
+func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int64, error) {
 	name := w.path(s.name())
 	data, err := w.readFile(name)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	r := scan(data)
 	if r.bad != nil && (r.corrupt || !last) {
-		return 0, false, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
+		return 0, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
 	}
-	ents := 0
 	for _, rec := range r.records {
 		if err := st.apply(rec); err != nil {
-			return 0, false, &CorruptionError{File: name, Offset: rec.off, Reason: err}
-		}
-		if rec.typ == typeEntry {
-			ents++
+			return 0, &CorruptionError{File: name, Offset: rec.off, Reason: err}
 		}
 	}
 	if r.bad != nil {
 		if err := w.cutTornTail(name, data, r.end, r.bad); err != nil {
-			return 0, false, err
+			return 0, err
 		}
 	}
-	return ents, r.bad != nil, nil
+	return r.end, nil
+}
+
+// reopen makes the recovered segment s the active one again, appending
+// at end, just past its last record: what follows is zeros (preallocated,
+// or a torn tail cut off).
+func (w *WAL) reopen(s segment, end int64) error {
+	f, err := w.fs.OpenReadWrite(w.path(s.name()))
+	if err != nil {
+		return err
+	}
+	if err := seekTo(f, end); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("reopen %s at %d: %w", s.name(), end, err)
+	}
+	// base 0: the segment holds more than its header, so a batch that
+	// does not fit in the rest goes to a new segment.
+	w.f, w.off, w.base = f, end, 0
+	return nil
+}
+
+// seekTo moves f's offset, where the next Write goes, to off. vfs.File has
+// no Seek; a file that cannot seek is read up to off instead.
+func seekTo(f vfs.File, off int64) error {
+	if s, ok := f.(io.Seeker); ok {
+		_, err := s.Seek(off, io.SeekStart)
+		return err
+	}
+	n, err := io.CopyN(io.Discard, f, off)
+	if err == io.EOF && n == off {
+		err = nil
+	}
+	return err
 }
 
 // ReadFrom recovers the log again, keeping the entries after index, which

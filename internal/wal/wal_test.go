@@ -271,14 +271,23 @@ func segmentNames(t *testing.T, fs vfs.FS) []string {
 	return segs
 }
 
+// bigEntry is entry i of term 1 with more data than a testOpts segment
+// holds: saving it cuts a new segment.
+func bigEntry(i uint64) raftpb.Entry {
+	return raftpb.Entry{Index: i, Term: 1, Data: make([]byte, testOpts.SegmentSize)}
+}
+
 func TestMissingSegmentIsCorruption(t *testing.T) {
 	fs := vfs.NewMem()
-	for i := range uint64(3) { // three opens with a save each: three segments
-		w, _ := mustOpen(t, fs, testOpts)
-		mustSave(t, w, raftpb.HardState{}, mkEnts(i+1, i+1, 1))
-		w.Close()
+	w, _ := mustOpen(t, fs, testOpts)
+	for i := range uint64(3) { // three entries too big to share a segment
+		mustSave(t, w, raftpb.HardState{}, []raftpb.Entry{bigEntry(i + 1)})
 	}
+	w.Close()
 	segs := segmentNames(t, fs)
+	if len(segs) < 3 {
+		t.Fatalf("segments %v; want 3", segs)
+	}
 	if err := fs.Remove(filepath.Join(testDir, segs[1])); err != nil {
 		t.Fatal(err)
 	}
@@ -288,21 +297,30 @@ func TestMissingSegmentIsCorruption(t *testing.T) {
 	}
 }
 
-// TestRestartsReuseEmptySegment: opening a log that got nothing since the
-// last Open replaces its header-only segment instead of adding one.
-func TestRestartsReuseEmptySegment(t *testing.T) {
+// TestRestartsReuseTheLastSegment: Ref: issue 13, defect 7. Every Open
+// used to cut (and preallocate) a new segment and keep the old ones, so a
+// crash loop filled the disk. Opens, each followed by a small save as a
+// restarted raft member makes (a new term, an empty entry), go on in the
+// last segment's preallocated space, and everything is recovered.
+func TestRestartsReuseTheLastSegment(t *testing.T) {
 	fs := vfs.NewMem()
 	w, _ := mustOpen(t, fs, testOpts)
 	mustSave(t, w, raftpb.HardState{Term: 1}, mkEnts(1, 2, 1))
 	w.Close()
-	for range 5 {
+	for i := range uint64(5) {
+		w, _ := mustOpen(t, fs, testOpts)
+		mustSave(t, w, raftpb.HardState{Term: 1}, mkEnts(3+i, 3+i, 1))
+		w.Close()
+		fs = fs.CrashClone()
+	}
+	for range 5 { // opens that write nothing
 		w, _ := mustOpen(t, fs, testOpts)
 		w.Close()
 	}
-	if segs := segmentNames(t, fs); len(segs) != 2 {
-		t.Fatalf("segments after 6 opens: %v, want 2", segs)
+	if segs := segmentNames(t, fs); len(segs) != 1 {
+		t.Fatalf("segments after 11 opens: %v, want 1", segs)
 	}
-	reopen(t, fs.CrashClone(), State{HardState: raftpb.HardState{Term: 1}, Entries: mkEnts(1, 2, 1)})
+	reopen(t, fs.CrashClone(), State{HardState: raftpb.HardState{Term: 1}, Entries: mkEnts(1, 7, 1)})
 }
 
 func TestLeftoverTempRemoved(t *testing.T) {
@@ -472,7 +490,8 @@ func TestCorruptionInEarlierSegment(t *testing.T) {
 	mustSave(t, w, raftpb.HardState{}, mkEnts(1, 3, 1))
 	w.Close()
 	name, data := lastSegment(t, fs)
-	w, _ = mustOpen(t, fs, testOpts) // cuts segment 1; segment 0 is no longer last
+	w, _ = mustOpen(t, fs, testOpts)
+	mustSave(t, w, raftpb.HardState{}, []raftpb.Entry{bigEntry(4)}) // cuts segment 1; segment 0 is no longer last
 	w.Close()
 	r := scan(data)
 	bad := append([]byte(nil), data...)

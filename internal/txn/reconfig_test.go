@@ -1,0 +1,61 @@
+package txn
+
+import (
+	"testing"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
+)
+
+// ensemble is a Reconfigurer whose three participants are all in sync.
+type ensemble struct{}
+
+func (ensemble) InProgress() bool { return false }
+func (ensemble) Synced() []int64  { return []int64{1, 2, 3} }
+
+const threeServers = "server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\n" +
+	"server.2=127.0.0.1:2889:3889:participant;127.0.0.1:2182\n" +
+	"server.3=127.0.0.1:2890:3890:participant;127.0.0.1:2183\nversion=0"
+
+func newReconfigHarness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t, PrepConfig{ReconfigEnabled: true})
+	h.p.SetReconfig(ensemble{})
+	if _, err := h.st.Tree.SetData(tree.ConfigPath, []byte(threeServers), -1, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Ref: issue 13, defect 3; kazoo 2.8 TestReconfig.test_no_super_auth. A
+// client without the right to reconfig learns nothing about its
+// arguments: it gets NoAuth whether they are valid or not (server id 999
+// is out of Zoo's range, which Apache would accept and then refuse with
+// NoAuth).
+func TestReconfigChecksPermissionBeforeArguments(t *testing.T) {
+	super := []jute.Id{{Scheme: "super"}}
+	tests := []struct {
+		name    string
+		auth    []jute.Id
+		joining string
+		leaving string
+		want    jute.Code
+	}{
+		{"no super, bad id", nil, "server.999=0.0.0.0:1234:2345:observer;3456", "", jute.NoAuth},
+		{"no super, malformed", nil, "server.4=nonsense", "", jute.NoAuth},
+		{"no super, valid", nil, "", "3", jute.NoAuth},
+		{"super, bad id", super, "server.999=0.0.0.0:1234:2345:observer;3456", "", jute.BadArguments},
+		{"super, valid", super, "server.4=127.0.0.1:2891:3891:observer;2184", "", jute.OK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newReconfigHarness(t)
+			_, r := h.do(Request{Op: jute.OpReconfig, Auth: tt.auth, Record: &jute.ReconfigRequest{
+				JoiningServers: tt.joining, LeavingServers: tt.leaving, CurConfigID: -1,
+			}})
+			if r.Err != tt.want {
+				t.Errorf("reconfig: %v; want %v", r.Err, tt.want)
+			}
+		})
+	}
+}
