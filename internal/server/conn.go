@@ -53,6 +53,7 @@ type conn struct {
 	deferred []deferredRead
 
 	done      chan struct{}
+	wdone     chan struct{} // closed when the writer goroutine returns
 	closeOnce sync.Once
 	lingering atomic.Bool // the reader closes the socket after a lingering read
 	st        connStats
@@ -60,13 +61,14 @@ type conn struct {
 
 func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	c := &conn{
-		srv:  s,
-		id:   id,
-		nc:   nc,
-		ip:   ip,
-		br:   bufio.NewReaderSize(nc, 64<<10),
-		out:  newOutq(s.cfg.MaxOutbound),
-		done: make(chan struct{}),
+		srv:   s,
+		id:    id,
+		nc:    nc,
+		ip:    ip,
+		br:    bufio.NewReaderSize(nc, 64<<10),
+		out:   newOutq(s.cfg.MaxOutbound),
+		done:  make(chan struct{}),
+		wdone: make(chan struct{}),
 	}
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
@@ -109,6 +111,7 @@ func (c *conn) send(frame []byte) {
 func (c *conn) serve() {
 	defer c.close()
 	c.srv.goroutine(func() {
+		defer close(c.wdone)
 		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
 			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
 		}
@@ -126,8 +129,12 @@ func (c *conn) serve() {
 	switch {
 	case errors.Is(err, errFinishing):
 		// Wait for the writer to flush and close; it bounds the wait with
-		// its write deadline.
+		// its write deadline. A client that half-closed its side after
+		// sending (nc, zkServer.sh status, a four-letter word from
+		// Python) ends the read at once: the reply must still be
+		// written before the deferred close discards it.
 		_, _ = io.Copy(io.Discard, c.br)
+		<-c.wdone
 	case errors.Is(err, io.EOF), isClosedErr(err):
 	case errors.Is(err, jute.ErrFrameTooLarge), errors.Is(err, jute.ErrBadLength):
 		c.srv.log.Warn("closing client connection: bad frame length", "remote", c.nc.RemoteAddr(),
