@@ -40,6 +40,10 @@ func (s *Server) takePending(tag uint64) *pending {
 func (s *Server) onApply(ev replica.Event) {
 	switch ev.Kind {
 	case replica.Applied:
+		s.digests.applied(ev.State, ev.Zxid)
+		if s.cfg.Ensemble.enabled() {
+			s.metrics.commitCount.Inc() // Apache counts quorum commits only
+		}
 		s.fire(ev.State, ev.Result.Triggers)
 		// The reply goes before a closed session's connection is told to
 		// finish, so a closeSession is answered before the close.
@@ -142,6 +146,7 @@ func (s *Server) complete(p *pending, ev replica.Event) {
 	}
 	code, resp := writeReply(p.op, ev.Result)
 	c.reply(p.xid, ev.Zxid, code, resp, p.start)
+	s.metrics.updateLatency.Observe(sinceMs(p.start))
 }
 
 // movedHere reports whether a session's move here (its setOwner, just

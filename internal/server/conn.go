@@ -97,6 +97,7 @@ func (c *conn) close() {
 // send queues a frame, and closes the connection if the client has fallen
 // too far behind to take it.
 func (c *conn) send(frame []byte) {
+	c.srv.metrics.responseBytes.Add(int64(len(frame)))
 	switch c.out.push(frame) {
 	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
@@ -178,6 +179,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	if err == nil {
 		c.st.received.Add(1)
 		c.srv.stats.received.Add(1)
+		c.srv.metrics.bytesReceived.Add(int64(len(frame)) + 4)
 	}
 	return frame, err
 }
@@ -384,6 +386,7 @@ func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
 	return func(st *txn.State, zxid int64) {
 		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
 		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
+		c.srv.metrics.readLatency.Observe(sinceMs(rd.start))
 	}
 }
 
