@@ -81,6 +81,14 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		return err
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "version", Version)
+	stopAdmin, err := startAdmin(log, cfg, srv)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		return err
+	}
+	defer stopAdmin()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sigc := make(chan os.Signal, 1)
@@ -127,19 +135,12 @@ wait:
 // notInEffect are zoo.cfg keys Zoo reads but does not act on yet; setting
 // one draws a warning at start-up instead of being silently ignored.
 var notInEffect = []struct{ key, why string }{
-	{"admin.enableServer", "there is no AdminServer yet"},
-	{"admin.serverPort", "there is no AdminServer yet"},
-	{"admin.serverAddress", "there is no AdminServer yet"},
 	{"clientPortListenBacklog", "the listen backlog is the operating system's"},
-	{"reconfigEnabled", "reconfig is not implemented yet"},
 	{"metricsProvider.className", "there is no metrics provider yet"},
 }
 
 func warnNotInEffect(log *slog.Logger, cfg *config.Config) {
 	for _, k := range notInEffect {
-		if k.key == "admin.enableServer" && !cfg.AdminEnableServer {
-			continue // asks for no server: nothing is missing
-		}
 		if pos := cfg.Pos(k.key); pos.Line > 0 {
 			log.Warn("config: setting has no effect yet", "key", k.key, "at", pos.String(), "why", k.why)
 		}
