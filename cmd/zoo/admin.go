@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zoohq/zoo/internal/admin"
 	"github.com/zoohq/zoo/internal/config"
@@ -80,4 +83,44 @@ func ensembleView(srv *server.Server) func() admin.Ensemble {
 		}
 		return e
 	}
+}
+
+// nullMetricsProvider is Apache's default, which exports nothing.
+const nullMetricsProvider = "org.apache.zookeeper.metrics.impl.NullMetricsProvider"
+
+// startMetrics starts the Prometheus endpoint when zoo.cfg asks for
+// Apache's PrometheusMetricsProvider (metricsProvider.httpHost, httpPort,
+// exportJvmInfo, with Apache's defaults 0.0.0.0, 7000, true). As in
+// Apache, a provider that cannot start stops the server.
+func startMetrics(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop func(), err error) {
+	switch cfg.MetricsProviderClassName {
+	case "", nullMetricsProvider:
+		return func() {}, nil
+	case admin.PrometheusClassName:
+	default:
+		log.Warn("config: metricsProvider.className names a Java class Zoo cannot load; no metrics are exported",
+			"className", cfg.MetricsProviderClassName, "at", cfg.Pos("metricsProvider.className").String(),
+			"supported", admin.PrometheusClassName)
+		return func() {}, nil
+	}
+	p := cfg.MetricsProvider
+	host, port := cmp.Or(p["httpHost"], "0.0.0.0"), cmp.Or(p["httpPort"], "7000")
+	runtime := p["exportJvmInfo"] != "false"
+	reg := prometheus.NewRegistry()
+	if err := admin.RegisterMetrics(reg, srv.Metrics(), runtime); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("metricsProvider (httpHost, httpPort): %w", err)
+	}
+	ms := admin.Start(ln, admin.MetricsHandler(reg), 30*time.Second)
+	log.Info("Prometheus metrics serving", "url", "http://"+ln.Addr().String()+"/metrics", "exportJvmInfo", runtime)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := ms.Close(ctx); err != nil {
+			log.Warn("stopping the metrics endpoint", "err", err)
+		}
+	}, nil
 }

@@ -89,6 +89,14 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		return err
 	}
 	defer stopAdmin()
+	stopMetrics, err := startMetrics(log, cfg, srv)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		return err
+	}
+	defer stopMetrics()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sigc := make(chan os.Signal, 1)
@@ -136,7 +144,6 @@ wait:
 // one draws a warning at start-up instead of being silently ignored.
 var notInEffect = []struct{ key, why string }{
 	{"clientPortListenBacklog", "the listen backlog is the operating system's"},
-	{"metricsProvider.className", "there is no metrics provider yet"},
 }
 
 func warnNotInEffect(log *slog.Logger, cfg *config.Config) {

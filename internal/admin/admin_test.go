@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/server"
+	"github.com/zoohq/zoo/zk"
 )
 
 // startZoo starts a Zoo server on a free port, with its data in a temp
@@ -210,5 +211,38 @@ func TestUnknownListAndTraceMask(t *testing.T) {
 	}
 	if status, _ := get(t, "POST", url+"/ruok", nil); status != http.StatusMethodNotAllowed {
 		t.Errorf("POST ruok: %d", status)
+	}
+}
+
+// session is a client of the test server.
+type session struct{ c *zk.Client }
+
+func dialSession(t *testing.T, addr string) session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := zk.Connect(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return session{c}
+}
+
+func (s session) create(t *testing.T, path, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := s.c.Create(ctx, path, []byte(data), 0, zk.OpenACLUnsafe()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s session) get(t *testing.T, path string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := s.c.Get(ctx, path); err != nil {
+		t.Fatal(err)
 	}
 }

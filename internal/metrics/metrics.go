@@ -42,7 +42,7 @@ const reservoirSize = 1024
 
 // Summary is Apache's AvgMinMaxCounter, and with quantiles its
 // AvgMinMaxPercentileCounter: count, sum, min and max of every sample,
-// and quantiles over the most recent reservoirSize samples.
+// and the most recent reservoirSize samples for quantiles.
 type Summary struct {
 	quantiles bool
 
@@ -64,9 +64,6 @@ func (s *Summary) Observe(v int64) {
 	}
 	s.count++
 	s.sum += v
-	if !s.quantiles {
-		return
-	}
 	if len(s.ring) < reservoirSize {
 		s.ring = append(s.ring, v)
 		return
@@ -88,6 +85,9 @@ type SummaryValue struct {
 	// Quantiles holds P50, P95, P99 and P999 (Apache's mntr quantiles)
 	// when the summary keeps them; nil otherwise.
 	Quantiles []int64
+	// Recent are the most recent samples, sorted, for other quantiles
+	// (Prometheus's).
+	Recent []int64
 }
 
 // MntrQuantiles are the quantiles mntr prints, in its order (p50, p95,
@@ -97,21 +97,20 @@ var MntrQuantiles = []float64{0.5, 0.95, 0.99, 0.999}
 // Value returns the summary's current values.
 func (s *Summary) Value() SummaryValue {
 	s.mu.Lock()
-	v := SummaryValue{Count: s.count, Sum: s.sum, Min: s.min, Max: s.max}
-	var sorted []int64
-	if s.quantiles {
-		sorted = slices.Clone(s.ring)
-	}
+	v := SummaryValue{Count: s.count, Sum: s.sum, Min: s.min, Max: s.max, Recent: slices.Clone(s.ring)}
 	s.mu.Unlock()
-	if !s.quantiles {
-		return v
-	}
-	slices.Sort(sorted)
-	for _, q := range MntrQuantiles {
-		v.Quantiles = append(v.Quantiles, Quantile(sorted, q))
+	slices.Sort(v.Recent)
+	if s.quantiles {
+		for _, q := range MntrQuantiles {
+			v.Quantiles = append(v.Quantiles, Quantile(v.Recent, q))
+		}
 	}
 	return v
 }
+
+// Detailed reports whether the summary keeps quantiles for mntr (Apache's
+// DetailLevel.ADVANCED).
+func (v SummaryValue) Detailed() bool { return v.Quantiles != nil }
 
 // Quantile returns the q-quantile of sorted samples (the nearest rank), 0
 // when there are none.
