@@ -76,6 +76,11 @@ func (c setCollector) Collect(ch chan<- prometheus.Metric) {
 				quantiles[q] = float64(metrics.Quantile(m.Summary.Recent, q))
 			}
 			pm, err = prometheus.NewConstSummary(desc, uint64(m.Summary.Count), float64(m.Summary.Sum), quantiles, values...)
+		case metrics.KindHistogram:
+			h := m.Histogram
+			pm, err = prometheus.NewConstHistogram(desc, h.Count, h.Sum, h.Buckets, values...)
+		default:
+			return
 		}
 		if err == nil {
 			ch <- pm

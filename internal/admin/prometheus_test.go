@@ -113,7 +113,7 @@ func TestPrometheusNamesMatchApache(t *testing.T) {
 	for _, name := range []string{"znode_count", "watch_count", "outstanding_requests", "avg_latency", "max_latency",
 		"num_alive_connections", "packets_received", "packets_sent", "ephemerals_count", "approximate_data_size",
 		"readlatency", "updatelatency", "fsynctime", "sync_processor_batch_size", "bytes_received_count",
-		"zoo_raft_term", "zoo_applied_index", "go_goroutines", "process_open_fds"} {
+		"zoo_raft_term", "zoo_applied_index", "zoo_fsync_duration_seconds", "zoo_throttled_requests", "go_goroutines", "process_open_fds"} {
 		if fams[name] == nil {
 			t.Errorf("/metrics lacks %s", name)
 		}

@@ -19,10 +19,71 @@ type Kind int
 
 // The kinds of metric.
 const (
-	KindCounter Kind = iota // only goes up (until a stats reset)
-	KindGauge               // a value read when exported
-	KindSummary             // count, sum, min, max and quantiles of samples
+	KindCounter   Kind = iota // only goes up (until a stats reset)
+	KindGauge                 // a value read when exported
+	KindSummary               // count, sum, min, max and quantiles of samples
+	KindHistogram             // counts of samples in fixed buckets
 )
+
+// Histogram counts samples in buckets with fixed upper bounds, for
+// Prometheus histograms (Zoo's own metrics; Apache has none).
+type Histogram struct {
+	bounds []float64
+	mu     sync.Mutex
+	counts []uint64 // per bucket, not cumulative; the last is +Inf
+	sum    float64
+	count  uint64
+}
+
+// Observe adds a sample.
+func (h *Histogram) Observe(v float64) {
+	i, _ := slices.BinarySearch(h.bounds, v)
+	h.mu.Lock()
+	h.counts[i]++
+	h.sum += v
+	h.count++
+	h.mu.Unlock()
+}
+
+// HistogramValue is a histogram at one moment.
+type HistogramValue struct {
+	Count uint64
+	Sum   float64
+	// Buckets maps each upper bound to the samples at or below it
+	// (cumulative, as Prometheus counts them).
+	Buckets map[float64]uint64
+}
+
+// Value returns the histogram's current counts.
+func (h *Histogram) Value() HistogramValue {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := HistogramValue{Count: h.count, Sum: h.sum, Buckets: make(map[float64]uint64, len(h.bounds))}
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i]
+		v.Buckets[b] = cum
+	}
+	return v
+}
+
+func (h *Histogram) reset() {
+	h.mu.Lock()
+	clear(h.counts)
+	h.sum, h.count = 0, 0
+	h.mu.Unlock()
+}
+
+// ExponentialBounds returns n bucket bounds from start, each factor times
+// the one before.
+func ExponentialBounds(start, factor float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = start
+		start *= factor
+	}
+	return out
+}
 
 // Counter is a count that only goes up.
 type Counter struct{ v atomic.Int64 }
@@ -138,6 +199,8 @@ type Metric struct {
 	Value float64
 	// Summary is set for KindSummary.
 	Summary SummaryValue
+	// Histogram is set for KindHistogram.
+	Histogram HistogramValue
 	// Help is a one-line description; Apache uses the name.
 	Help string
 	// Labels are a labelled gauge's label names and values, in pairs
@@ -151,6 +214,7 @@ type Set struct {
 	counters  map[string]*Counter
 	summaries map[string]*Summary
 	gauges    map[string]func() float64
+	hists     map[string]*Histogram
 	help      map[string]string
 	groups    []func(emit func(Metric))
 }
@@ -161,6 +225,7 @@ func NewSet() *Set {
 		counters:  map[string]*Counter{},
 		summaries: map[string]*Summary{},
 		gauges:    map[string]func() float64{},
+		hists:     map[string]*Histogram{},
 		help:      map[string]string{},
 	}
 }
@@ -190,6 +255,19 @@ func (s *Set) Summary(name string, quantiles bool) *Summary {
 	return m
 }
 
+// Histogram returns the histogram called name, creating it with bounds
+// (sorted upper bounds; +Inf is implied).
+func (s *Set) Histogram(name string, bounds []float64) *Histogram {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hists[name]
+	if h == nil {
+		h = &Histogram{bounds: slices.Clone(bounds), counts: make([]uint64, len(bounds)+1)}
+		s.hists[name] = h
+	}
+	return h
+}
+
 // Gauge registers fn as the gauge called name, replacing any other.
 func (s *Set) Gauge(name string, fn func() float64) {
 	s.mu.Lock()
@@ -215,7 +293,7 @@ func (s *Set) Describe(name, help string) {
 }
 
 // Each calls fn for every metric: gauges, then counters, then summaries,
-// each by name, then the groups' gauges in the order they emit them.
+// then histograms, each by name, then the groups' gauges in the order they emit them.
 // Gauges are read during the call, outside the set's lock.
 func (s *Set) Each(fn func(Metric)) { s.each(fn, true) }
 
@@ -223,11 +301,12 @@ func (s *Set) each(fn func(Metric), gauges bool) {
 	s.mu.Lock()
 	counters := sortedKeys(s.counters)
 	summaries := sortedKeys(s.summaries)
+	hists := sortedKeys(s.hists)
 	var gaugeNames []string
 	if gauges {
 		gaugeNames = sortedKeys(s.gauges)
 	}
-	cs, ss, gs := s.counters, s.summaries, s.gauges
+	cs, ss, gs, hs := s.counters, s.summaries, s.gauges, s.hists
 	help := func(n string) string {
 		if h := s.help[n]; h != "" {
 			return h
@@ -238,6 +317,7 @@ func (s *Set) each(fn func(Metric), gauges bool) {
 		m Metric
 		c *Counter
 		s *Summary
+		h *Histogram
 		g func() float64
 	}
 	var entries []entry
@@ -250,6 +330,9 @@ func (s *Set) each(fn func(Metric), gauges bool) {
 	for _, n := range summaries {
 		entries = append(entries, entry{m: Metric{Name: n, Kind: KindSummary, Help: help(n)}, s: ss[n]})
 	}
+	for _, n := range hists {
+		entries = append(entries, entry{m: Metric{Name: n, Kind: KindHistogram, Help: help(n)}, h: hs[n]})
+	}
 	var groups []func(emit func(Metric))
 	if gauges {
 		groups = slices.Clone(s.groups)
@@ -261,6 +344,8 @@ func (s *Set) each(fn func(Metric), gauges bool) {
 			e.m.Value = e.g()
 		case e.c != nil:
 			e.m.Value = float64(e.c.Value())
+		case e.h != nil:
+			e.m.Histogram = e.h.Value()
 		default:
 			e.m.Summary = e.s.Value()
 		}
@@ -293,6 +378,9 @@ func (s *Set) Reset() {
 	}
 	for _, m := range s.summaries {
 		m.reset()
+	}
+	for _, h := range s.hists {
+		h.reset()
 	}
 }
 

@@ -88,3 +88,26 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("count %d", v.Count)
 	}
 }
+
+// A histogram counts each sample in the first bucket whose bound is at or
+// above it, cumulatively, as Prometheus does.
+func TestHistogram(t *testing.T) {
+	s := NewSet()
+	h := s.Histogram("zoo_fsync_duration_seconds", ExponentialBounds(0.001, 10, 3)) // 1ms, 10ms, 100ms
+	for _, v := range []float64{0.0005, 0.001, 0.005, 0.05, 2} {
+		h.Observe(v)
+	}
+	var got HistogramValue
+	s.Each(func(m Metric) {
+		if m.Kind == KindHistogram {
+			got = m.Histogram
+		}
+	})
+	if got.Count != 5 || got.Sum != 2.0565 || got.Buckets[0.001] != 2 || got.Buckets[0.01] != 3 || got.Buckets[0.1] != 4 {
+		t.Fatalf("histogram %+v", got)
+	}
+	s.Reset()
+	if v := h.Value(); v.Count != 0 || v.Buckets[0.1] != 0 {
+		t.Fatalf("after reset %+v", v)
+	}
+}

@@ -61,6 +61,7 @@ func (s *Server) onApply(ev replica.Event) {
 		}
 	case replica.Dropped:
 		if p := s.takePending(ev.Tag); p != nil {
+			s.metrics.dropped.Inc()
 			// The client sees ConnectionLoss and retries elsewhere. The
 			// request was not applied here and may never be; in an
 			// ensemble whose leader changed it may still apply later,

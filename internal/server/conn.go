@@ -487,6 +487,12 @@ func (c *conn) acquire() bool {
 	select {
 	case c.srv.tokens <- struct{}{}:
 		return true
+	default:
+	}
+	c.srv.metrics.throttleWaits.Inc()
+	select {
+	case c.srv.tokens <- struct{}{}:
+		return true
 	case <-c.done:
 		return false
 	}

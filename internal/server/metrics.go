@@ -29,6 +29,11 @@ type serverMetrics struct {
 	staleSessionsExpired         *metrics.Counter
 	snapCount, commitCount       *metrics.Counter
 	unsuccessfulHandshake        *metrics.Counter
+
+	// Zoo's own.
+	fsyncSeconds  *metrics.Histogram
+	throttleWaits *metrics.Counter
+	dropped       *metrics.Counter
 }
 
 func newServerMetrics(set *metrics.Set) *serverMetrics {
@@ -55,7 +60,13 @@ func newServerMetrics(set *metrics.Set) *serverMetrics {
 		snapCount:             set.Counter("snap_count"),
 		commitCount:           set.Counter("commit_count"),
 		unsuccessfulHandshake: set.Counter("unsuccessful_handshake"),
+		fsyncSeconds:          set.Histogram("zoo_fsync_duration_seconds", metrics.ExponentialBounds(0.0001, 2, 16)),
+		throttleWaits:         set.Counter("zoo_throttled_requests"),
+		dropped:               set.Counter("zoo_dropped_requests"),
 	}
+	set.Describe("zoo_fsync_duration_seconds", "Time to make one batch of log entries durable (write and fsync).")
+	set.Describe("zoo_throttled_requests", "Requests that waited because globalOutstandingLimit requests were in flight.")
+	set.Describe("zoo_dropped_requests", "Requests failed with ConnectionLoss because their proposal was dropped (leader change, lost forward).")
 	set.Describe("sync_processor_batch_size", "Log entries made durable by one fsync (group commit).")
 	set.Describe("zoo_snapshot_bytes", "Size of each snapshot file written, in bytes.")
 	return m
@@ -181,6 +192,7 @@ func dirSize(dir string) int64 {
 // onPersist, onSnapshot and onRecover are the replica's metric hooks.
 func (s *Server) onPersist(d time.Duration, entries int) {
 	s.metrics.fsyncTime.Observe(d.Milliseconds())
+	s.metrics.fsyncSeconds.Observe(d.Seconds())
 	s.metrics.txnsPerFsync.Observe(int64(entries))
 }
 
