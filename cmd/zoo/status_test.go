@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/zoohq/zoo/internal/config"
 )
 
 // fourLetterServer answers mntr and srvr with canned text, as a Zoo
@@ -119,5 +121,14 @@ func TestLoggerJSONFile(t *testing.T) {
 	}
 	if _, _, err := newLogger("xml", "", slog.LevelInfo); err == nil {
 		t.Fatal("-log-format xml accepted")
+	}
+}
+
+// With no zoo.cfg, the AdminServer listens on loopback only, like the
+// client port: a first run exposes nothing to the network.
+func TestDefaultAdminLoopback(t *testing.T) {
+	cfg := config.Default()
+	if !cfg.AdminEnableServer || cfg.AdminAddr() != "127.0.0.1:8080" || cfg.ClientAddr() != "127.0.0.1:2181" {
+		t.Fatalf("default admin %v %s, client %s", cfg.AdminEnableServer, cfg.AdminAddr(), cfg.ClientAddr())
 	}
 }

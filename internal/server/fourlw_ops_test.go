@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/txn"
@@ -155,5 +156,41 @@ func TestFourLetterDirs(t *testing.T) {
 	}
 	if got["logdir_size"] < logSize {
 		t.Errorf("logdir_size %d, on disk %d:\n%s", got["logdir_size"], logSize, out)
+	}
+}
+
+// After a restart, mntr reports what recovery did, under Apache's names:
+// one snapshot load and one replay of the log after it, with the entries
+// replayed; and the snapshots written are counted with their durations.
+func TestMntrRecoveryAndSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, durableConfig(dir))
+	c := newSession(t, ts.addr)
+	for i := range 12 {
+		c.create(fmt.Sprintf("/r%d", i), nil, jute.FlagPersistent)
+	}
+	waitFor(t, ioTimeout, func() error {
+		if n := ts.srv.metrics.snapCount.Value(); n < 1 {
+			return fmt.Errorf("%d snapshots counted", n)
+		}
+		return nil
+	})
+	m := mntrKeys(fourLetter(t, ts.addr, "mntr"))
+	if n, _ := strconv.Atoi(m["zk_cnt_snapshottime"]); n < 1 || m["zk_snap_count"] == "0" {
+		t.Errorf("snapshots: cnt_snapshottime %q, snap_count %q", m["zk_cnt_snapshottime"], m["zk_snap_count"])
+	}
+	c.close()
+	if err := ts.shutdown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ts = startServer(t, durableConfig(dir))
+	m = mntrKeys(fourLetter(t, ts.addr, "mntr"))
+	for _, k := range []string{"zk_cnt_startup_snap_load_time", "zk_cnt_startup_txns_load_time", "zk_cnt_dbinittime"} {
+		if m[k] != "1" {
+			t.Errorf("%s = %q, want 1", k, m[k])
+		}
+	}
+	if n, _ := strconv.Atoi(m["zk_sum_startup_txns_loaded"]); n < 1 {
+		t.Errorf("zk_sum_startup_txns_loaded = %q: nothing replayed after the snapshot", m["zk_sum_startup_txns_loaded"])
 	}
 }
