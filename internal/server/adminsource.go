@@ -110,14 +110,24 @@ func parseMembership(text string) []QuorumMember {
 			continue
 		}
 		addrs, client, _ := strings.Cut(val, ";")
+		host := ""
+		if strings.HasPrefix(addrs, "[") { // [::1]:2888:3888
+			end := strings.Index(addrs, "]")
+			if end < 0 {
+				continue
+			}
+			host, addrs = addrs[:end+1], strings.TrimPrefix(addrs[end+1:], ":")
+		} else {
+			host, addrs, _ = strings.Cut(addrs, ":")
+		}
 		parts := strings.Split(addrs, ":")
-		if len(parts) < 3 {
+		if len(parts) < 2 {
 			continue
 		}
 		m := QuorumMember{ID: id, ClientAddr: client,
-			QuorumAddr:   parts[0] + ":" + parts[1],
-			ElectionAddr: parts[0] + ":" + parts[2]}
-		m.Observer = len(parts) > 3 && parts[3] == "observer"
+			QuorumAddr:   host + ":" + parts[0],
+			ElectionAddr: host + ":" + parts[1]}
+		m.Observer = len(parts) > 2 && parts[2] == "observer"
 		out = append(out, m)
 	}
 	return out
