@@ -484,6 +484,13 @@ func (c *conn) waitWrites() bool {
 // acquire takes a token of the global outstanding limit, blocking (and so
 // not reading this socket) while the server is at the limit.
 func (c *conn) acquire() bool {
+	// A closed connection stops here: its reader must not go on through
+	// requests still buffered (a slow consumer's thousands of reads).
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
 	select {
 	case c.srv.tokens <- struct{}{}:
 		return true
