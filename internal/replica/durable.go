@@ -362,3 +362,18 @@ func (r *Replica) closeLog() {
 		r.cfg.Logger.Warn("closing the log", "err", err)
 	}
 }
+
+// replayProgressEvery is how often a long replay at start-up says how far
+// it has got.
+const replayProgressEvery = 5 * time.Second
+
+// replayProgress logs how far the replay of the log at start-up has got,
+// every replayProgressEvery, so that a long start is not mistaken for a
+// hang.
+func (r *Replica) replayProgress() {
+	if r.replayLogged.IsZero() || time.Since(r.replayLogged) < replayProgressEvery {
+		return
+	}
+	r.replayLogged = time.Now()
+	r.cfg.Logger.Info("replaying the log", "applied", r.applied, "committed", r.rn.Status().Commit)
+}

@@ -260,7 +260,10 @@ type Replica struct {
 	disk     *wal.Storage        // with a Dir; else nil
 	log      *wal.WAL            // with a Dir: closed when the loop ends
 	snapLoad time.Duration       // how long loading the snapshot took at start-up
-	rn       *raft.RawNode
+	// replayLogged is when the replay at start-up last logged its
+	// progress; zero once it is over.
+	replayLogged time.Time
+	rn           *raft.RawNode
 
 	errMu sync.Mutex
 	err   error // the fatal error that ended the loop
@@ -406,7 +409,10 @@ func New(cfg Config) (*Replica, error) {
 	// reattaching session) in a state that lacks acknowledged txns. The
 	// events of the replay go to OnApply, untagged.
 	replayStart, from := time.Now(), r.applied
-	if err := r.processReady(); err != nil {
+	r.replayLogged = replayStart
+	err = r.processReady()
+	r.replayLogged = time.Time{}
+	if err != nil {
 		r.closeLog()
 		return nil, err
 	}

@@ -2,12 +2,15 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,7 +186,15 @@ func TestMntrRecoveryAndSnapshots(t *testing.T) {
 	if err := ts.shutdown(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	ts = startServer(t, durableConfig(dir))
+	var logs lockedBuffer
+	ts = startServer(t, func(c *Config) {
+		durableConfig(dir)(c)
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	// Start-up says what it loaded and how long it took.
+	if out := logs.String(); !regexp.MustCompile(`msg="loaded snapshot" .*nodes=\d+ .*duration=`).MatchString(out) {
+		t.Errorf("no snapshot load with nodes and duration in the log:\n%s", out)
+	}
 	m = mntrKeys(fourLetter(t, ts.addr, "mntr"))
 	for _, k := range []string{"zk_cnt_startup_snap_load_time", "zk_cnt_startup_txns_load_time", "zk_cnt_dbinittime"} {
 		if m[k] != "1" {
@@ -195,4 +206,22 @@ func TestMntrRecoveryAndSnapshots(t *testing.T) {
 	if m["zk_cnt_startup_txns_loaded"] != "1" {
 		t.Errorf("zk_cnt_startup_txns_loaded = %q, want 1", m["zk_cnt_startup_txns_loaded"])
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test to share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
