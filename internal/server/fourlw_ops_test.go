@@ -225,3 +225,49 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// The members of an ensemble apply the same txns, so their hash lines
+// agree wherever they name the same zxid: hash is how an operator checks
+// that replicas have not diverged. The quorum view the AdminServer shows
+// agrees across members too.
+func TestHashAgreesAcrossEnsemble(t *testing.T) {
+	ms := startMembers(t, 3, 0, "")
+	leader := leaderOf(t, ms)
+	c := newSession(t, ms[leader].addr)
+	for i := range 3 * digestLogInterval {
+		c.create(fmt.Sprintf("/h%d", i), []byte("x"), jute.FlagPersistent)
+	}
+	last := ms[leader].srv.rep.LastZxid()
+	hashes := map[uint64]map[string]string{}
+	for id, m := range ms {
+		waitFor(t, 20*time.Second, func() error {
+			if z := m.srv.rep.LastZxid(); z < last {
+				return fmt.Errorf("server %d at zxid %d, leader at %d", id, z, last)
+			}
+			return nil
+		})
+		hashes[id] = map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(fourLetter(t, m.addr, "hash")), "\n") {
+			z, d, _ := strings.Cut(line, ": ")
+			hashes[id][z] = d
+		}
+		q, ok := m.srv.Quorum()
+		if !ok || q.LeaderID != int64(leader) || len(q.Members) != 3 || q.IsLeader != (id == leader) || q.MyID != int64(id) {
+			t.Errorf("server %d quorum view %+v", id, q)
+		}
+	}
+	common := 0
+	for z, d := range hashes[leader] {
+		for id, h := range hashes {
+			if other, ok := h[z]; ok {
+				common++
+				if other != d {
+					t.Errorf("zxid %s: server %d digest %s, leader %s", z, id, other, d)
+				}
+			}
+		}
+	}
+	if common < 2*len(ms) {
+		t.Errorf("only %d digests in common: %v", common, hashes)
+	}
+}
