@@ -3,14 +3,26 @@ module github.com/zoohq/zoo
 go 1.26.0
 
 require (
-	github.com/anishathalye/porcupine v1.1.0 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/anishathalye/porcupine v1.1.0
+	github.com/go-zookeeper/zk v1.0.4
+	github.com/klauspost/compress v1.20.3
+	github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.66.1
+	go.etcd.io/raft/v3 v3.6.0
+	golang.org/x/term v0.47.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
-	github.com/klauspost/compress v1.20.3
-	go.etcd.io/raft/v3 v3.6.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/procfs v0.16.1 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
-	google.golang.org/protobuf v1.33.0 // indirect
+	google.golang.org/protobuf v1.36.8 // indirect
 	gopkg.in/yaml.v3 v3.0.1
 )

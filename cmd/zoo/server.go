@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -19,11 +22,31 @@ import (
 	"github.com/zoohq/zoo/internal/snap"
 )
 
+// serverUsage heads "zoo server -h".
+const serverUsage = `usage: zoo server [flags] [zoo.cfg]
+
+Runs a server configured by zoo.cfg (Apache ZooKeeper's format). With no
+file, a standalone server on 127.0.0.1:2181 with its data in ./zoo-data and
+its AdminServer on 127.0.0.1:8080.
+
+flags:
+`
+
 func runServer(args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(os.Stdout)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serverUsage)
+		fs.PrintDefaults()
+	}
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	format := fs.String("log-format", "text", "log format: text (key=value) or json (one object a line)")
+	logFile := fs.String("log-file", "", "append the log to this `file` instead of standard error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h asked for the usage: not an error
+		}
 		return err
 	}
 	if *cpuProfile != "" {
@@ -33,7 +56,11 @@ func runServer(args []string) error {
 		}
 		defer stop()
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(*level)}))
+	log, closeLog, err := newLogger(*format, *logFile, parseLevel(*level))
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	var cfg *config.Config
 	switch fs.NArg() {
 	case 0:
@@ -56,6 +83,7 @@ func runServer(args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
+	logDataDirs(log, cfg)
 	return serve(log, cfg)
 }
 
@@ -81,6 +109,22 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		return err
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "version", Version)
+	stopAdmin, err := startAdmin(log, cfg, srv)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		return err
+	}
+	defer stopAdmin()
+	stopMetrics, err := startMetrics(log, cfg, srv)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		return err
+	}
+	defer stopMetrics()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sigc := make(chan os.Signal, 1)
@@ -127,19 +171,11 @@ wait:
 // notInEffect are zoo.cfg keys Zoo reads but does not act on yet; setting
 // one draws a warning at start-up instead of being silently ignored.
 var notInEffect = []struct{ key, why string }{
-	{"admin.enableServer", "there is no AdminServer yet"},
-	{"admin.serverPort", "there is no AdminServer yet"},
-	{"admin.serverAddress", "there is no AdminServer yet"},
 	{"clientPortListenBacklog", "the listen backlog is the operating system's"},
-	{"reconfigEnabled", "reconfig is not implemented yet"},
-	{"metricsProvider.className", "there is no metrics provider yet"},
 }
 
 func warnNotInEffect(log *slog.Logger, cfg *config.Config) {
 	for _, k := range notInEffect {
-		if k.key == "admin.enableServer" && !cfg.AdminEnableServer {
-			continue // asks for no server: nothing is missing
-		}
 		if pos := cfg.Pos(k.key); pos.Line > 0 {
 			log.Warn("config: setting has no effect yet", "key", k.key, "at", pos.String(), "why", k.why)
 		}
@@ -170,6 +206,7 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
 	e.Listener = ln
+	checkHosts(log, cfg)
 	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
 		"voters", e.Voters, "observers", e.Learners)
 	return e, nil
@@ -253,4 +290,55 @@ func parseLevel(s string) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
+}
+
+// newLogger builds the server's logger: text or JSON, to standard error
+// or appended to a file.
+func newLogger(format, file string, level slog.Level) (*slog.Logger, func(), error) {
+	var w io.Writer = os.Stderr
+	closeLog := func() {}
+	if file != "" {
+		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-log-file: %w", err)
+		}
+		w, closeLog = f, func() { f.Close() }
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), closeLog, nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), closeLog, nil
+	}
+	closeLog()
+	return nil, nil, fmt.Errorf("-log-format %q: want text or json", format)
+}
+
+// logDataDirs says where the data lives, so that a first run shows where
+// to look (and what to back up).
+func logDataDirs(log *slog.Logger, cfg *config.Config) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	log.Info("data", "snapshots", filepath.Join(abs(cfg.DataDir), "snap"),
+		"log", filepath.Join(abs(cmp.Or(cfg.DataLogDir, cfg.DataDir)), "log"),
+		"config", cfg.Pos("").File)
+}
+
+// checkHosts warns, once at start-up, about server.N hosts that do not
+// resolve: a typo there otherwise shows only as a member that never
+// connects (the peer transport then logs its dial failures, rate-limited).
+func checkHosts(log *slog.Logger, cfg *config.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range cfg.Servers {
+		if _, err := net.DefaultResolver.LookupHost(ctx, s.Host); err != nil {
+			log.Warn("config: a server.N host does not resolve", "server", s.ID, "host", s.Host,
+				"at", cfg.Pos(fmt.Sprintf("server.%d", s.ID)).String(), "err", err)
+		}
+	}
 }

@@ -57,7 +57,8 @@ func ask(addr, word string, timeout time.Duration) (string, error) {
 }
 
 // mntr returns mntr's key/value lines, plus srvr's zxid as "zxid" (mntr
-// has none, in Apache as here).
+// has none, in Apache as here) and, if mntr is not whitelisted, srvr's
+// mode as zk_server_state.
 func mntr(addr string, timeout time.Duration) (map[string]string, error) {
 	out, err := ask(addr, "mntr", timeout)
 	if err != nil {
@@ -69,15 +70,22 @@ func mntr(addr string, timeout time.Duration) (map[string]string, error) {
 			kv[k] = v
 		}
 	}
-	if len(kv) == 0 {
-		return nil, fmt.Errorf("mntr: %q (is it in 4lw.commands.whitelist?)", strings.TrimSpace(out))
+	// srvr is always allowed (zkServer.sh status relies on it); when
+	// mntr is not whitelisted, it still gives the role and the zxid.
+	srvr, err := ask(addr, "srvr", timeout)
+	if err != nil && len(kv) == 0 {
+		return nil, err
 	}
-	if out, err := ask(addr, "srvr", timeout); err == nil {
-		for _, line := range strings.Split(out, "\n") {
-			if z, ok := strings.CutPrefix(line, "Zxid: "); ok {
-				kv["zxid"] = z
-			}
+	for _, line := range strings.Split(srvr, "\n") {
+		if z, ok := strings.CutPrefix(line, "Zxid: "); ok {
+			kv["zxid"] = z
 		}
+		if m, ok := strings.CutPrefix(line, "Mode: "); ok && kv["zk_server_state"] == "" {
+			kv["zk_server_state"] = m
+		}
+	}
+	if len(kv) == 0 {
+		return nil, fmt.Errorf("neither mntr nor srvr answered: %q", strings.TrimSpace(out+srvr))
 	}
 	return kv, nil
 }

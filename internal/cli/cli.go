@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -88,6 +89,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // oneShot runs the command given on the command line. Unlike zkCli it
 // prints no connection event, so that output can be used by scripts.
 func (s *shell) oneShot(args []string) int {
+	// zkCli gives up at once when every server refuses the connection
+	// (0.65 s), rather than waiting out the session timeout.
+	if err := anyListening(s.server, refusedDialTimeout); err != nil {
+		s.errorf("%v\n", err)
+		return exitError
+	}
 	if err := s.connect(s.server); err != nil {
 		s.errorf("%v\n", err)
 		return exitError
@@ -302,3 +309,32 @@ func javaState(st zk.State) string {
 // errUsage marks a command line that does not fit the command's syntax;
 // the caller prints the command's usage.
 var errUsage = errors.New("cli: usage")
+
+// refusedDialTimeout bounds the probe of each server before a one-shot
+// command.
+const refusedDialTimeout = 2 * time.Second
+
+// anyListening returns nil if some server of the connect string accepts a
+// TCP connection, or says why none did. A server that only times out is
+// given the benefit of the doubt: the client's own connect waits for it.
+func anyListening(connect string, timeout time.Duration) error {
+	hosts, _, _ := strings.Cut(connect, "/") // a chroot suffix
+	var errs []string
+	for _, addr := range strings.Split(hosts, ",") {
+		addr = strings.TrimSpace(addr)
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			addr = net.JoinHostPort(addr, "2181")
+		}
+		c, err := net.DialTimeout("tcp", addr, timeout)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil
+		}
+		errs = append(errs, err.Error())
+	}
+	return fmt.Errorf("KeeperErrorCode = ConnectionLoss: no server of %s accepts connections (%s)", connect, strings.Join(errs, "; "))
+}

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOneShot runs single commands given on the command line. The
@@ -71,5 +72,26 @@ func TestBadFlags(t *testing.T) {
 	t.Parallel()
 	if _, _, status := run(t, "", "-nosuchflag"); status != 2 {
 		t.Errorf("status %d; want 2", status)
+	}
+}
+
+// TestConnectRefusedFast: when every server refuses the connection, a
+// one-shot command fails at once, as zkCli does (in 0.65 s), not after the
+// 30 s session timeout.
+func TestConnectRefusedFast(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	start := time.Now()
+	_, stderr, status := run(t, "", "-server", addr+","+addr, "ls", "/")
+	if status != exitError || !strings.Contains(stderr, "ConnectionLoss") {
+		t.Errorf("status %d, stderr %q; want %d and ConnectionLoss", status, stderr, exitError)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v to fail", d)
 	}
 }

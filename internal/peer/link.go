@@ -198,7 +198,7 @@ func (t *Transport) runPeer(p *peer) {
 // dialLoop keeps a link to a smaller-id peer up, redialing with backoff.
 func (t *Transport) dialLoop(p *peer) {
 	b := backoff{min: t.cfg.Backoff.Min, max: t.cfg.Backoff.Max}
-	failing := false
+	var dl dialLog
 	for {
 		select {
 		case <-p.kick: // the address read below is the newest
@@ -208,14 +208,16 @@ func (t *Transport) dialLoop(p *peer) {
 		c, err := t.dialConn(p.ctx, p.id, addr, connLink)
 		switch {
 		case err == nil:
-			failing = false
+			dl = dialLog{}
 			b.reset()
 			t.runLink(p, c)
 		case p.ctx.Err() != nil:
 			return
 		default:
-			t.logDialError(p.id, addr, err, failing)
-			failing = true
+			if level, ok := dl.failed(time.Now(), err); ok {
+				t.log.Log(context.Background(), level, "peer: cannot connect", "peer", p.id, "addr", addr,
+					"err", err, "failing_for", dl.failingFor().Round(time.Second))
+			}
 		}
 		if !sleep(p.ctx, b.next(), p.kick) {
 			return
@@ -223,18 +225,35 @@ func (t *Transport) dialLoop(p *peer) {
 	}
 }
 
-// logDialError logs a refusal always (a misconfiguration must be seen) but
-// a peer that is merely down only on the first failure in a row.
-func (t *Transport) logDialError(id uint64, addr string, err error, failing bool) {
-	level := slog.LevelInfo
-	switch {
-	case errors.Is(err, ErrRejected):
-		level = slog.LevelWarn
-	case failing:
-		level = slog.LevelDebug
-	}
-	t.log.Log(context.Background(), level, "peer: cannot connect", "peer", id, "addr", addr, "err", err)
+// dialLogInterval is how often a peer that stays unreachable is logged
+// again.
+const dialLogInterval = time.Minute
+
+// dialLog decides which failed dials of one peer are logged: the first of
+// a run, then one a minute while it lasts (rate-limited, so a member that
+// is down for a day does not flood the log, yet stays visible). A refusal
+// by the peer or a host name that does not resolve is a misconfiguration
+// and is logged as a warning; a peer that is merely down, as info.
+type dialLog struct {
+	since, last time.Time
 }
+
+func (d *dialLog) failed(now time.Time, err error) (slog.Level, bool) {
+	if d.since.IsZero() {
+		d.since = now
+	}
+	if !d.last.IsZero() && now.Sub(d.last) < dialLogInterval {
+		return 0, false
+	}
+	d.last = now
+	var dnsErr *net.DNSError
+	if errors.Is(err, ErrRejected) || errors.As(err, &dnsErr) {
+		return slog.LevelWarn, true
+	}
+	return slog.LevelInfo, true
+}
+
+func (d *dialLog) failingFor() time.Duration { return d.last.Sub(d.since) }
 
 // dialConn dials addr and runs the dialer's side of the handshake.
 func (t *Transport) dialConn(ctx context.Context, to uint64, addr string, typ connType) (net.Conn, error) {

@@ -2,6 +2,9 @@ package peer
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -149,5 +152,33 @@ func TestBackoff(t *testing.T) {
 	b.reset()
 	if d := b.next(); d > 10*time.Millisecond {
 		t.Fatalf("after reset: %v", d)
+	}
+}
+
+// A peer that stays unreachable is logged on its first failure and then
+// once a minute; an unresolvable host or a refusal is a warning.
+func TestDialLogRateLimited(t *testing.T) {
+	var d dialLog
+	t0 := time.Unix(1000, 0)
+	down := errors.New("connect: connection refused")
+	logged := 0
+	for i := range 121 { // a failure a second for two minutes
+		if level, ok := d.failed(t0.Add(time.Duration(i)*time.Second), down); ok {
+			logged++
+			if level != slog.LevelInfo {
+				t.Errorf("a down peer logged at %v", level)
+			}
+		}
+	}
+	if logged != 3 {
+		t.Errorf("logged %d times in two minutes, want 3", logged)
+	}
+	if d.failingFor() != 2*time.Minute {
+		t.Errorf("failing for %v", d.failingFor())
+	}
+	var u dialLog
+	dns := fmt.Errorf("peer: dial 2 at nohost:2888: %w", &net.DNSError{Err: "no such host", Name: "nohost", IsNotFound: true})
+	if level, ok := u.failed(t0, dns); !ok || level != slog.LevelWarn {
+		t.Errorf("unresolvable host: %v %v", level, ok)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -61,7 +63,9 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 			return sm.Index == m.Index && sm.Term == m.Term
 		})
 	}
+	start := time.Now()
 	meta, st, skipped, err := snap.Load(r.cfg.FS, r.cfg.SnapDir, snap.Options{Logger: r.cfg.Logger, Accept: accept})
+	r.snapLoad = time.Since(start)
 	if err != nil {
 		return nil, fmt.Errorf("replica: the log refers to the snapshot at index %d: %w", ws.Snapshot.Index, err)
 	}
@@ -79,7 +83,7 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 	r.lastZxid.Store(int64(meta.Index))
 	r.setConfState(ws.Snapshot.ConfState)
 	r.cfg.Logger.Info("loaded snapshot", "index", meta.Index, "term", meta.Term,
-		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
+		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions), "duration", r.snapLoad.Round(time.Millisecond))
 	return ws, nil
 }
 
@@ -105,7 +109,27 @@ func (r *Replica) persist(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Sn
 			return err
 		}
 	}
-	return r.disk.Save(hs, ents)
+	if r.cfg.OnPersist == nil || len(ents) == 0 {
+		return r.disk.Save(hs, ents)
+	}
+	start := time.Now()
+	err := r.disk.Save(hs, ents)
+	r.cfg.OnPersist(time.Since(start), len(ents))
+	return err
+}
+
+// recovered logs what the replay of the log after the snapshot did, and
+// reports it with the snapshot's load time.
+func (r *Replica) recovered(replay time.Duration, entries uint64) {
+	if r.disk != nil && entries > 0 {
+		var nodes int
+		r.Read(func(st *txn.State, _ int64) { nodes = st.Tree.NodeCount() })
+		r.cfg.Logger.Info("replayed the log", "entries", entries, "duration", replay.Round(time.Millisecond),
+			"applied", r.applied, "nodes", nodes)
+	}
+	if r.cfg.OnRecover != nil {
+		r.cfg.OnRecover(r.snapLoad, replay, entries)
+	}
 }
 
 // maybeSnapshot starts a snapshot once enough entries were applied since
@@ -153,6 +177,7 @@ const walkChunk = 1024
 // lies between the label and the end of the walk; recovery replays the log
 // after the label, and idempotent txns make the result exact.
 func (r *Replica) writeSnapshot(meta snap.Meta) error {
+	start := time.Now()
 	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, meta, snap.Options{Compression: r.cfg.SnapCompression})
 	if err != nil {
 		return err
@@ -161,7 +186,14 @@ func (r *Replica) writeSnapshot(meta snap.Meta) error {
 		_ = p.Abort()
 		return err
 	}
-	_, err = p.Commit()
+	name, err := p.Commit()
+	if err == nil && r.cfg.OnSnapshot != nil {
+		var size int64
+		if fi, serr := r.cfg.FS.Stat(filepath.Join(r.cfg.SnapDir, name)); serr == nil {
+			size = fi.Size()
+		}
+		r.cfg.OnSnapshot(time.Since(start), size)
+	}
 	return err
 }
 
@@ -329,4 +361,19 @@ func (r *Replica) closeLog() {
 	if err := r.log.Close(); err != nil {
 		r.cfg.Logger.Warn("closing the log", "err", err)
 	}
+}
+
+// replayProgressEvery is how often a long replay at start-up says how far
+// it has got.
+const replayProgressEvery = 5 * time.Second
+
+// replayProgress logs how far the replay of the log at start-up has got,
+// every replayProgressEvery, so that a long start is not mistaken for a
+// hang.
+func (r *Replica) replayProgress() {
+	if r.replayLogged.IsZero() || time.Since(r.replayLogged) < replayProgressEvery {
+		return
+	}
+	r.replayLogged = time.Now()
+	r.cfg.Logger.Info("replaying the log", "applied", r.applied, "committed", r.rn.Status().Commit)
 }

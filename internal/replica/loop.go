@@ -430,6 +430,7 @@ func (r *Replica) processReady() error {
 			r.readState(rs)
 		}
 		r.apply(rd.CommittedEntries)
+		r.replayProgress()
 		r.rn.Advance(rd)
 		for _, id := range r.unreachable {
 			r.rn.ReportUnreachable(id)

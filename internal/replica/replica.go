@@ -104,6 +104,17 @@ type Config struct {
 	// may wait to be applied before it fails (Dropped); 0 means
 	// DefaultRequestElections election timeouts.
 	RequestTicks int
+	// OnPersist, if set, is told how long each durable save of log
+	// entries took (its fsync) and how many entries it held; on the
+	// loop goroutine, so it must be quick. For metrics.
+	OnPersist func(d time.Duration, entries int)
+	// OnSnapshot, if set, is told how long writing a snapshot took and
+	// the file's size; on the snapshot's goroutine. For metrics.
+	OnSnapshot func(d time.Duration, bytes int64)
+	// OnRecover, if set, is told what recovery did: how long loading the
+	// snapshot and replaying the log after it took, and how many entries
+	// were replayed. For metrics.
+	OnRecover func(snapLoad, replay time.Duration, entries uint64)
 
 	// FS holds the log and the snapshots; nil means vfs.Default.
 	FS vfs.FS
@@ -256,11 +267,15 @@ type inbound struct {
 
 // Replica is one server's member of the raft group.
 type Replica struct {
-	cfg     Config
-	storage *raft.MemoryStorage // without a Dir; else nil
-	disk    *wal.Storage        // with a Dir; else nil
-	log     *wal.WAL            // with a Dir: closed when the loop ends
-	rn      *raft.RawNode
+	cfg      Config
+	storage  *raft.MemoryStorage // without a Dir; else nil
+	disk     *wal.Storage        // with a Dir; else nil
+	log      *wal.WAL            // with a Dir: closed when the loop ends
+	snapLoad time.Duration       // how long loading the snapshot took at start-up
+	// replayLogged is when the replay at start-up last logged its
+	// progress; zero once it is over.
+	replayLogged time.Time
+	rn           *raft.RawNode
 
 	errMu sync.Mutex
 	err   error // the fatal error that ended the loop
@@ -407,10 +422,15 @@ func New(cfg Config) (*Replica, error) {
 	// before New returns: the server must not serve (or look up a
 	// reattaching session) in a state that lacks acknowledged txns. The
 	// events of the replay go to OnApply, untagged.
-	if err := r.processReady(); err != nil {
+	replayStart, from := time.Now(), r.applied
+	r.replayLogged = replayStart
+	err = r.processReady()
+	r.replayLogged = time.Time{}
+	if err != nil {
 		r.closeLog()
 		return nil, err
 	}
+	r.recovered(time.Since(replayStart), r.applied-from)
 	return r, nil
 }
 

@@ -40,6 +40,10 @@ func (s *Server) takePending(tag uint64) *pending {
 func (s *Server) onApply(ev replica.Event) {
 	switch ev.Kind {
 	case replica.Applied:
+		s.digests.applied(ev.State, ev.Zxid)
+		if s.cfg.Ensemble.enabled() {
+			s.metrics.commitCount.Inc() // Apache counts quorum commits only
+		}
 		s.fire(ev.State, ev.Result.Triggers)
 		// The reply goes before a closed session's connection is told to
 		// finish, so a closeSession is answered before the close.
@@ -57,6 +61,7 @@ func (s *Server) onApply(ev replica.Event) {
 		}
 	case replica.Dropped:
 		if p := s.takePending(ev.Tag); p != nil {
+			s.metrics.dropped.Inc()
 			// The client sees ConnectionLoss and retries elsewhere. The
 			// request was not applied here and may never be; in an
 			// ensemble whose leader changed it may still apply later,
@@ -142,6 +147,7 @@ func (s *Server) complete(p *pending, ev replica.Event) {
 	}
 	code, resp := writeReply(p.op, ev.Result)
 	c.reply(p.xid, ev.Zxid, code, resp, p.start)
+	s.metrics.updateLatency.Observe(sinceMs(p.start))
 }
 
 // movedHere reports whether a session's move here (its setOwner, just

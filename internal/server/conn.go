@@ -53,6 +53,7 @@ type conn struct {
 	deferred []deferredRead
 
 	done      chan struct{}
+	wdone     chan struct{} // closed when the writer goroutine returns
 	closeOnce sync.Once
 	lingering atomic.Bool // the reader closes the socket after a lingering read
 	st        connStats
@@ -60,13 +61,14 @@ type conn struct {
 
 func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	c := &conn{
-		srv:  s,
-		id:   id,
-		nc:   nc,
-		ip:   ip,
-		br:   bufio.NewReaderSize(nc, 64<<10),
-		out:  newOutq(s.cfg.MaxOutbound, &s.outbound),
-		done: make(chan struct{}),
+		srv:   s,
+		id:    id,
+		nc:    nc,
+		ip:    ip,
+		br:    bufio.NewReaderSize(nc, 64<<10),
+		out:   newOutq(s.cfg.MaxOutbound, &s.outbound),
+		done:  make(chan struct{}),
+		wdone: make(chan struct{}),
 	}
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
@@ -95,6 +97,7 @@ func (c *conn) close() {
 // send queues a frame, and closes the connection if the client has fallen
 // too far behind to take it.
 func (c *conn) send(frame []byte) {
+	c.srv.metrics.responseBytes.Add(int64(len(frame)))
 	switch c.out.push(frame) {
 	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
@@ -109,6 +112,7 @@ func (c *conn) send(frame []byte) {
 func (c *conn) serve() {
 	defer c.close()
 	c.srv.goroutine(func() {
+		defer close(c.wdone)
 		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
 			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
 		}
@@ -130,8 +134,12 @@ func (c *conn) serve() {
 	switch {
 	case errors.Is(err, errFinishing):
 		// Wait for the writer to flush and close; it bounds the wait with
-		// its write deadline.
+		// its write deadline. A client that half-closed its side after
+		// sending (nc, zkServer.sh status, a four-letter word from
+		// Python) ends the read at once: the reply must still be
+		// written before the deferred close discards it.
 		_, _ = io.Copy(io.Discard, c.br)
+		<-c.wdone
 	case errors.Is(err, errHandshakeTimeout):
 		c.srv.log.Info("closing client connection: no handshake in time", "remote", c.nc.RemoteAddr(),
 			"timeout", c.srv.cfg.HandshakeTimeout)
@@ -178,6 +186,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	if err == nil {
 		c.st.received.Add(1)
 		c.srv.stats.received.Add(1)
+		c.srv.metrics.bytesReceived.Add(int64(len(frame)) + 4)
 	}
 	return frame, err
 }
@@ -404,6 +413,7 @@ func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
 	return func(st *txn.State, zxid int64) {
 		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
 		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
+		c.srv.metrics.readLatency.Observe(sinceMs(rd.start))
 	}
 }
 
@@ -501,6 +511,19 @@ func (c *conn) waitWrites() bool {
 // acquire takes a token of the global outstanding limit, blocking (and so
 // not reading this socket) while the server is at the limit.
 func (c *conn) acquire() bool {
+	// A closed connection stops here: its reader must not go on through
+	// requests still buffered (a slow consumer's thousands of reads).
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
+	case c.srv.tokens <- struct{}{}:
+		return true
+	default:
+	}
+	c.srv.metrics.throttleWaits.Inc()
 	select {
 	case c.srv.tokens <- struct{}{}:
 		return true

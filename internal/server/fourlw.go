@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -168,8 +170,16 @@ func (src source) Conf() fourlw.Conf {
 		c.DataDir = cfg.DataDir
 		c.DataLogDir = cfg.DataLogDir
 	}
+	// Apache sizes its snapshot and log directories; Zoo keeps them in
+	// dataDir/snap and dataLogDir/log.
+	if s.cfg.DataDir != "" || s.cfg.DataLogDir != "" {
+		c.DataDirSize = dirSize(filepath.Join(cmp.Or(s.cfg.DataDir, s.cfg.DataLogDir), "snap"))
+		c.DataLogSize = dirSize(filepath.Join(s.cfg.DataLogDir, "log"))
+	}
 	return c
 }
+
+func (src source) DigestLog() []fourlw.ZxidDigest { return src.s.digests.get() }
 
 func (src source) Env() []fourlw.KV {
 	host, _ := os.Hostname()
@@ -211,6 +221,7 @@ func (src source) Monitor() fourlw.Monitor {
 	if e := s.cfg.Ensemble; e.enabled() {
 		s.monitorQuorum(&m, e)
 	}
+	m.Extra = append(m.Extra, fourlw.MetricLines(s.metrics.set)...)
 	return m
 }
 
@@ -299,7 +310,12 @@ func (src source) ResetConnectionStats() {
 	}
 }
 
-func (src source) ResetServerStats() { src.s.stats.reset() }
+// ResetServerStats resets the statistics and, as Apache's ServerStats.reset
+// does, every metric.
+func (src source) ResetServerStats() {
+	src.s.stats.reset()
+	src.s.metrics.set.Reset()
+}
 
 // snapshotConns returns the live connections.
 func (s *Server) snapshotConns() []*conn {

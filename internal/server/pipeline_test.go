@@ -232,6 +232,11 @@ func TestThrottledConcurrentClients(t *testing.T) {
 		}
 		return nil
 	})
+	// Pipelining against one token made requests wait, and the metric
+	// operators watch for that counted them.
+	if n := ts.srv.metrics.throttleWaits.Value(); n == 0 {
+		t.Error("zoo_throttled_requests stayed 0")
+	}
 }
 
 // A large reply and a small one pipelined behind it arrive whole and in

@@ -25,6 +25,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/metrics"
 	"github.com/zoohq/zoo/internal/peer"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/server/fourlw"
@@ -138,6 +139,9 @@ type Config struct {
 	// Ensemble names the servers this one replicates with; the zero
 	// value runs standalone.
 	Ensemble Ensemble
+	// Metrics receives the server's metrics (Apache's names); nil makes
+	// a set of its own. Server.Metrics returns it either way.
+	Metrics *metrics.Set
 }
 
 func (c *Config) ensureDefaults() {
@@ -207,6 +211,8 @@ type Server struct {
 	outbound  atomic.Int64  // bytes queued for clients over all connections
 	whitelist fourlw.Whitelist
 	stats     *counters
+	metrics   *serverMetrics
+	digests   digestLog
 	start     time.Time
 
 	mu       sync.RWMutex
@@ -251,6 +257,7 @@ func New(cfg Config) (*Server, error) {
 		tokens:    make(chan struct{}, cfg.MaxOutstanding),
 		whitelist: fourlw.NewWhitelist(cfg.FourLetterWords),
 		stats:     newCounters(),
+		metrics:   newServerMetrics(cfg.Metrics),
 		start:     cfg.Now(),
 		conns:     make(map[uint64]*conn),
 		bySess:    make(map[int64]*conn),
@@ -286,6 +293,9 @@ func New(cfg Config) (*Server, error) {
 		NoSync:          cfg.NoSync,
 		SegmentSize:     cfg.PreAllocSize,
 		SnapCompression: cfg.SnapCompression,
+		OnPersist:       s.onPersist,
+		OnSnapshot:      s.onSnapshot,
+		OnRecover:       s.onRecover,
 	}
 	if cfg.DataLogDir != "" {
 		rcfg.Dir = filepath.Join(cfg.DataLogDir, "log")
@@ -320,6 +330,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.rep = rep
 	s.running.Store(rep)
+	s.registerGauges()
 	if cfg.Ensemble.enabled() {
 		s.peerAddrs = maps.Clone(cfg.Ensemble.Peers)
 		prep.SetReconfig(rep)
@@ -420,9 +431,11 @@ func nextBackoff(d time.Duration) time.Duration {
 func (s *Server) accept(nc net.Conn) {
 	ip := remoteIP(nc)
 	s.mu.Lock()
+	s.metrics.connRequests.Inc()
 	if refusal := s.refuse(ip); refusal != "" || s.closing || !s.serving() {
 		s.mu.Unlock()
 		if refusal != "" {
+			s.metrics.connRejected.Inc()
 			s.log.Warn(refusal, "ip", ip)
 		}
 		nc.Close()

@@ -35,6 +35,7 @@ func (s *Server) expireSessions() time.Duration {
 	for _, id := range expired {
 		s.log.Info("session expired", "session", sessionHex(id))
 		s.stats.expired.Add(1)
+		s.metrics.staleSessionsExpired.Inc()
 		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0); err != nil {
 			return s.cfg.TickTime
 		}

@@ -93,6 +93,8 @@ type Tree struct {
 	ttls       map[string]struct{}
 	quotas     map[string]struct{} // paths with a zookeeper_limits node
 	dataSize   int64               // sum of len(path)+len(data)
+	// apacheDigest is the running sum of nodeApacheDigest (ApacheDigest).
+	apacheDigest int64
 }
 
 // New returns a tree holding the system nodes, as a fresh Apache 3.8
@@ -111,10 +113,11 @@ func New() *Tree {
 	}
 	t.nodes[Root] = &node{data: []byte{}, acl: t.acls.intern(openACL)}
 	t.dataSize = int64(len(Root))
+	t.redigest(Root, t.nodes[Root])
 	t.addSystemNode(ProcPath, openACL)
 	t.addSystemNode(QuotaPath, openACL)
 	cfg := t.addSystemNode(ConfigPath, readACL)
-	cfg.stat.Aversion = -1
+	cfg.stat.Aversion = -1 // outside the digest (/zookeeper/)
 	return t
 }
 
@@ -136,6 +139,7 @@ func (t *Tree) link(parent *node, name, path string, n *node) {
 	parent.children.add(name, n)
 	t.nodes[path] = n
 	t.dataSize += int64(len(path) + len(n.data))
+	t.redigest(path, n)
 }
 
 // Exists reports whether path names a node.

@@ -98,11 +98,13 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 	}
 	if n, ok := t.nodes[path]; ok {
 		t.unindex(path, n.stat.EphemeralOwner)
-		t.replaceData(path, n, data)
+		t.replaceData(path, n, data) // keeps the digest in step
+		t.undigest(path, n)
 		old := n.acl
 		n.acl = t.acls.intern(acl)
 		t.acls.release(old)
 		n.stat = st
+		t.redigest(path, n)
 		t.index(path, st.EphemeralOwner)
 		return nil
 	}
@@ -149,6 +151,9 @@ func (t *Tree) CheckInvariants() error {
 		return err
 	}
 	if err := t.checkIndexes(); err != nil {
+		return err
+	}
+	if err := t.checkApacheDigest(); err != nil {
 		return err
 	}
 	return t.checkACLRefs()

@@ -34,8 +34,10 @@ func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64,
 		parentCVersion = parent.stat.Cversion + 1
 	}
 	if parentCVersion > parent.stat.Cversion {
+		t.undigest(parentPath, parent)
 		parent.stat.Cversion = parentCVersion
 		parent.stat.Pzxid = zxid
+		t.redigest(parentPath, parent)
 	}
 	n := &node{
 		data: data,
@@ -111,7 +113,9 @@ func (t *Tree) DeleteNode(path string, zxid int64) error {
 		return jute.NoNode
 	}
 	if zxid > parent.stat.Pzxid {
+		t.undigest(parentPath, parent)
 		parent.stat.Pzxid = zxid
+		t.redigest(parentPath, parent)
 	}
 	n, ok := t.nodes[path]
 	if child, _ := parent.children.get(name); !ok || child != n {
@@ -130,6 +134,7 @@ func (t *Tree) unlink(path string, n *node) {
 			t.unlink(Join(path, name), child)
 		}
 	}
+	t.undigest(path, n)
 	delete(t.nodes, path)
 	t.dataSize -= int64(len(path) + len(n.data))
 	t.acls.release(n.acl)
@@ -148,11 +153,13 @@ func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64
 	if !ok {
 		return jute.Stat{}, jute.NoNode
 	}
+	t.undigest(path, n)
 	old := n.data
 	n.data = data
 	n.stat.Mtime = time
 	n.stat.Mzxid = zxid
 	n.stat.Version = version
+	t.redigest(path, n)
 	diff := int64(len(data) - len(old))
 	t.dataSize += diff
 	t.updateQuota(path, diff, 0)
@@ -170,7 +177,9 @@ func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, er
 	old := n.acl
 	n.acl = t.acls.intern(acl)
 	t.acls.release(old)
+	t.undigest(path, n)
 	n.stat.Aversion = version
+	t.redigest(path, n)
 	return n.report(), nil
 }
 
@@ -188,8 +197,10 @@ func (t *Tree) SetCversionPzxid(path string, cversion int32, zxid int64) error {
 		cversion = n.stat.Cversion + 1
 	}
 	if cversion > n.stat.Cversion {
+		t.undigest(path, n)
 		n.stat.Cversion = cversion
 		n.stat.Pzxid = zxid
+		t.redigest(path, n)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,15 +46,26 @@ type Apache struct {
 	// members never start, with read-only mode on: it serves read-only
 	// sessions. Apache 3.8 needs local sessions for those.
 	ReadOnly bool
+	// AdminServer starts Apache's AdminServer (Jetty) on a free loopback
+	// port: Server.AdminURL. Debian's Apache needs the servlet API
+	// (libservlet-api-java) on the class path for it.
+	AdminServer bool
 }
+
+// servletJar is the servlet API Debian's Jetty build of the AdminServer
+// needs and zookeeper.jar's manifest does not name.
+const servletJar = "/usr/share/java/servlet-api.jar"
 
 // Server is a running Apache server.
 type Server struct {
-	Addr    string // 127.0.0.1:port
-	LogPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	once    sync.Once
+	Addr string // 127.0.0.1:port
+	// AdminURL is the AdminServer's command URL, http://127.0.0.1:port/commands,
+	// with Apache.AdminServer; else "".
+	AdminURL string
+	LogPath  string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	once     sync.Once
 }
 
 // Start starts the server with its files under dir and returns once it
@@ -64,7 +76,11 @@ func (a Apache) Start(dir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	for _, jar := range jars {
+	need := jars
+	if a.AdminServer {
+		need = append(slices.Clone(jars), servletJar)
+	}
+	for _, jar := range need {
 		if _, err := os.Stat(jar); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -84,7 +100,7 @@ func (a Apache) Start(dir string) (*Server, error) {
 }
 
 func (a Apache) launch(java, dir string) (*Server, error) {
-	ports, err := freePorts(7) // client, and quorum+election for 3 members
+	ports, err := freePorts(8) // client, quorum+election for 3 members, admin
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +118,17 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
+	cp := jars
+	if a.AdminServer {
+		s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d/commands", ports[7])
+		cp = append(slices.Clone(jars), servletJar)
+	}
 	logFile, err := os.Create(s.LogPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	args := append(a.jvmFlags(), "-cp", strings.Join(jars, ":"),
+	args := append(a.jvmFlags(), "-cp", strings.Join(cp, ":"),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
 	s.cmd = exec.Command(java, args...)
 	s.cmd.Dir = dir
@@ -135,7 +156,12 @@ func (a Apache) config(data string, ports []int) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tickTime=%d\ndataDir=%s\nclientPort=%d\n", tick, data, ports[0])
-	b.WriteString("clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=*\n")
+	b.WriteString("clientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n")
+	if a.AdminServer {
+		fmt.Fprintf(&b, "admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=%d\n", ports[7])
+	} else {
+		b.WriteString("admin.enableServer=false\n")
+	}
 	b.WriteString("maxClientCnxns=0\n") // tests open many sessions from 127.0.0.1
 	if a.MinSessionTimeoutMs > 0 {
 		fmt.Fprintf(&b, "minSessionTimeout=%d\n", a.MinSessionTimeoutMs)

@@ -15,19 +15,21 @@ type fake struct {
 	traceMask   int64
 	connResets  int
 	statsResets int
+	digests     []ZxidDigest
 }
 
-func (f *fake) Serving() bool         { return !f.notServing }
-func (f *fake) Stats() Stats          { return f.stats }
-func (f *fake) Connections() []Conn   { return f.conns }
-func (f *fake) Conf() Conf            { return f.conf }
-func (f *fake) Env() []KV             { return f.env }
-func (f *fake) Monitor() Monitor      { return f.monitor }
-func (f *fake) DataWatches() []Watch  { return f.watches }
-func (f *fake) Dump() Dump            { return f.dump }
-func (f *fake) TraceMask() int64      { return f.traceMask }
-func (f *fake) ResetConnectionStats() { f.connResets++ }
-func (f *fake) ResetServerStats()     { f.statsResets++ }
+func (f *fake) Serving() bool           { return !f.notServing }
+func (f *fake) Stats() Stats            { return f.stats }
+func (f *fake) Connections() []Conn     { return f.conns }
+func (f *fake) Conf() Conf              { return f.conf }
+func (f *fake) Env() []KV               { return f.env }
+func (f *fake) Monitor() Monitor        { return f.monitor }
+func (f *fake) DataWatches() []Watch    { return f.watches }
+func (f *fake) Dump() Dump              { return f.dump }
+func (f *fake) TraceMask() int64        { return f.traceMask }
+func (f *fake) ResetConnectionStats()   { f.connResets++ }
+func (f *fake) ResetServerStats()       { f.statsResets++ }
+func (f *fake) DigestLog() []ZxidDigest { return f.digests }
 
 // apacheVersion is what the Debian build of Apache 3.8.0 reports.
 const apacheVersion = "3.8.0-${mvngit.commit.id}, built on 2024-12-29 17:54 UTC"

@@ -265,3 +265,11 @@ func formatDump(b *strings.Builder, src Source) {
 		}
 	}
 }
+
+// formatHash writes the digest history as DigestCommand does: one
+// "<zxid in hex>: <digest>" line per entry.
+func formatHash(b *strings.Builder, src Source) {
+	for _, d := range src.DigestLog() {
+		b.WriteString(hex(d.Zxid) + ": " + itoa(d.Digest) + "\n")
+	}
+}

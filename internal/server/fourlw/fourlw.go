@@ -23,7 +23,7 @@ const telnetClose = "\xff\xf4\xff\xfd"
 // (FourLetterCommands.cmd2String). "*" in the whitelist enables all of them.
 var commands = []string{
 	"conf", "cons", "crst", "dirs", "dump", "envi", "gtmk", "ruok", "stmk",
-	"srst", "srvr", "stat", "wchc", "wchp", "wchs", "mntr", "isro", telnetClose,
+	"srst", "srvr", "stat", "wchc", "wchp", "wchs", "mntr", "isro", "hash", telnetClose,
 }
 
 // notServing is Apache's AbstractFourLetterCommand.ZK_NOT_SERVING.
@@ -147,6 +147,7 @@ var needsServing = map[string]func(*strings.Builder, Source){
 	"dump": formatDump,
 	"mntr": formatMntr,
 	"wchs": formatWchs,
+	"hash": formatHash,
 	"wchc": func(b *strings.Builder, s Source) { formatWatches(b, s, false) },
 	"wchp": func(b *strings.Builder, s Source) { formatWatches(b, s, true) },
 	"crst": func(b *strings.Builder, s Source) {

@@ -245,13 +245,14 @@ func TestResetsCallSource(t *testing.T) {
 
 func TestIsCommand(t *testing.T) {
 	for _, c := range []string{"conf", "cons", "crst", "dirs", "dump", "envi", "gtmk", "ruok", "stmk",
-		"srst", "srvr", "stat", "wchc", "wchp", "wchs", "mntr", "isro", telnetClose} {
+		"srst", "srvr", "stat", "wchc", "wchp", "wchs", "mntr", "isro", "hash", telnetClose} {
 		if !IsCommand(c) {
 			t.Errorf("IsCommand(%q) = false", c)
 		}
 	}
-	// 3.9 additions and junk are length prefixes to a 3.8 server.
-	for _, c := range []string{"icfg", "sysp", "hash", "RUOK", "", "ruo", "ruokk"} {
+	// 3.9 additions and junk are length prefixes to a 3.8 server. (hash
+	// is not one: Debian's Apache 3.8.0 answers it.)
+	for _, c := range []string{"icfg", "sysp", "RUOK", "", "ruo", "ruokk"} {
 		if IsCommand(c) {
 			t.Errorf("IsCommand(%q) = true", c)
 		}
@@ -338,5 +339,21 @@ func TestKazooParsesEnvi(t *testing.T) {
 	digits := regexp.MustCompile(`^([\d\.]*)`).FindString(version)
 	if digits != "3.9.2" {
 		t.Fatalf("kazoo would read version %q from %q", digits, version)
+	}
+}
+
+// hash prints Apache's DigestCommand lines: the zxid in hex, the digest as
+// a signed decimal; Apache 3.8.0 answered "80: 271806987338" after 128
+// txns.
+func TestHashFormat(t *testing.T) {
+	f := apacheStandalone()
+	f.digests = []ZxidDigest{{Zxid: 0x80, Digest: 271806987338}, {Zxid: 0x100, Digest: -5}}
+	got, _ := Format("hash", f)
+	if want := "80: 271806987338\n100: -5\n"; got != want {
+		t.Fatalf("hash: %q, want %q", got, want)
+	}
+	f.notServing = true
+	if got, _ := Format("hash", f); got != notServing {
+		t.Fatalf("hash while not serving: %q", got)
 	}
 }

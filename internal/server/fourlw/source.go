@@ -34,6 +34,16 @@ type Source interface {
 	ResetConnectionStats()
 	// ResetServerStats resets the server statistics (srst).
 	ResetServerStats()
+	// DigestLog returns the tree digests recorded as txns were applied,
+	// oldest first (hash).
+	DigestLog() []ZxidDigest
+}
+
+// ZxidDigest is the tree's digest (Apache's DigestCalculator) once the txn
+// with zxid Zxid was applied.
+type ZxidDigest struct {
+	Zxid   int64
+	Digest int64
 }
 
 // KV is one key=value line.

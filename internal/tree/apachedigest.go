@@ -1,0 +1,69 @@
+package tree
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"strings"
+)
+
+// ApacheDigest returns the tree's digest as Apache ZooKeeper computes it
+// (DigestCalculator, version 2, summed as NodeHashMapImpl's AdHash): the
+// 64-bit wrapping sum, over every node outside /zookeeper/, of the CRC32
+// of its path ("" for the root), its data and 60 bytes of its persisted
+// stat. The "hash" four-letter word and AdminServer command print it. It
+// is kept up to date by every change, so reading it costs nothing.
+func (t *Tree) ApacheDigest() int64 { return t.apacheDigest }
+
+// digestSkipped is Apache's ZOOKEEPER_NODE_SUBTREE: the quota and config
+// nodes are updated outside txns there, so they are left out of the digest.
+const digestSkipped = "/zookeeper/"
+
+// nodeApacheDigest is DigestCalculator.calculateDigest for one node.
+func nodeApacheDigest(path string, n *node) int64 {
+	if strings.HasPrefix(path, digestSkipped) {
+		return 0
+	}
+	if path == Root {
+		path = ""
+	}
+	var b [60]byte
+	s := &n.stat
+	binary.BigEndian.PutUint64(b[0:], uint64(s.Czxid))
+	binary.BigEndian.PutUint64(b[8:], uint64(s.Mzxid))
+	binary.BigEndian.PutUint64(b[16:], uint64(s.Pzxid))
+	binary.BigEndian.PutUint64(b[24:], uint64(s.Ctime))
+	binary.BigEndian.PutUint64(b[32:], uint64(s.Mtime))
+	binary.BigEndian.PutUint32(b[40:], uint32(s.Version))
+	binary.BigEndian.PutUint32(b[44:], uint32(s.Cversion))
+	binary.BigEndian.PutUint32(b[48:], uint32(s.Aversion))
+	binary.BigEndian.PutUint64(b[52:], uint64(s.EphemeralOwner))
+	crc := crc32.Update(0, crc32.IEEETable, []byte(path))
+	crc = crc32.Update(crc, crc32.IEEETable, n.data)
+	crc = crc32.Update(crc, crc32.IEEETable, b[:])
+	return int64(crc)
+}
+
+// undigest takes n out of the running digest before it changes; redigest
+// puts it back after. Every change to a node's path, data or persisted
+// stat is bracketed by the two.
+func (t *Tree) undigest(path string, n *node) { t.apacheDigest -= nodeApacheDigest(path, n) }
+func (t *Tree) redigest(path string, n *node) { t.apacheDigest += nodeApacheDigest(path, n) }
+
+// recomputeApacheDigest walks the whole tree; tests compare it with the
+// running digest.
+func (t *Tree) recomputeApacheDigest() int64 {
+	var sum int64
+	for path, n := range t.nodes {
+		sum += nodeApacheDigest(path, n)
+	}
+	return sum
+}
+
+// checkApacheDigest verifies that the running digest matches a full walk.
+func (t *Tree) checkApacheDigest() error {
+	if got, want := t.apacheDigest, t.recomputeApacheDigest(); got != want {
+		return fmt.Errorf("%w: running Apache digest %d, walk gives %d", ErrInconsistent, got, want)
+	}
+	return nil
+}
