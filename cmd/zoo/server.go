@@ -35,16 +35,25 @@ func runServer(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(*level)}))
 	var cfg *config.Config
+	var errs []error
 	switch fs.NArg() {
 	case 0:
 		cfg = config.Default()
 	case 1:
 		var err error
-		if cfg, err = config.Load(fs.Arg(0)); err != nil {
+		if cfg, err = config.Load(fs.Arg(0)); cfg == nil {
 			return err
 		}
+		errs = append(errs, err)
 	default:
 		return errors.New("usage: zoo server [zoo.cfg]")
+	}
+	// Settings also come from -D flags, as zkServer.sh passes them.
+	for _, v := range config.JVMFlagVars {
+		errs = append(errs, cfg.ApplyJVMFlags(v, os.Getenv(v)))
+	}
+	if err := config.Join(errs...); err != nil {
+		return err
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w.String())

@@ -128,6 +128,10 @@ type Config struct {
 	MetricsProviderClassName string
 	MetricsProvider          map[string]string
 
+	// Security holds the security settings Zoo honours (see securityKeys),
+	// by zoo.cfg name, whether they came from zoo.cfg or from a -D flag.
+	Security map[string]string
+
 	// Warnings are the settings that were ignored or adjusted.
 	Warnings []Warning
 
@@ -358,6 +362,9 @@ func (c *Config) warn(pos Pos, key string, kind WarningKind, msg string) {
 func (c *Config) set(key, value string, pos Pos, dynamic bool, servers map[int64]Server) error {
 	if h, ok := handlers[key]; ok {
 		return h(c, value, pos)
+	}
+	if ok, err := c.setSecurity(key, value); ok {
+		return err
 	}
 	switch {
 	case strings.HasPrefix(key, "server."):
