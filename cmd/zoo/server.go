@@ -69,6 +69,13 @@ func runServer(args []string) error {
 }
 
 func serve(log *slog.Logger, cfg *config.Config) error {
+	st, sec, err := clientTLS(log, cfg)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close()
+	}
 	scfg := serverConfig(log, cfg)
 	if cfg.Distributed() {
 		e, err := ensemble(log, cfg)
@@ -77,7 +84,7 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		}
 		scfg.Ensemble = e
 	}
-	ln, err := net.Listen("tcp", cfg.ClientAddr())
+	lns, err := listenClients(cfg, sec)
 	if err != nil {
 		if scfg.Ensemble.Listener != nil {
 			scfg.Ensemble.Listener.Close()
@@ -86,12 +93,23 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	}
 	srv, err := server.New(scfg)
 	if err != nil {
-		ln.Close()
+		for _, l := range lns {
+			l.ln.Close()
+		}
 		return err
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "version", Version)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(lns))
+	for _, l := range lns {
+		log.Info("serving", "addr", l.ln.Addr().String(), "tls", l.sec != nil && !l.sec.Unified,
+			"unified", l.sec != nil && l.sec.Unified, "version", Version)
+		go func() {
+			if l.sec != nil {
+				errc <- srv.ServeTLS(l.ln, l.sec)
+			} else {
+				errc <- srv.Serve(l.ln)
+			}
+		}()
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigc)

@@ -40,6 +40,8 @@ type Store struct {
 // TLS is one side's TLS settings (Apache's ssl.* for the client port,
 // ssl.quorum.* between servers), parsed.
 type TLS struct {
+	// Prefix is where the settings came from ("ssl."), for messages.
+	Prefix     string
 	KeyStore   Store
 	TrustStore Store // no path: the system's roots, as Java's default
 	// MinVersion and MaxVersion are the enabled protocols
@@ -64,6 +66,7 @@ type TLS struct {
 func ParseTLS(get func(key string) (string, bool), prefix string) (TLS, error) {
 	p := tlsParser{get: get, prefix: prefix}
 	t := TLS{
+		Prefix:               prefix,
 		KeyStore:             p.store("keyStore"),
 		TrustStore:           p.store("trustStore"),
 		ClientAuth:           p.clientAuth(),
@@ -266,18 +269,18 @@ func (t TLS) base() *tls.Config {
 // the system's roots, as Java checks them against its default trust store.
 func (t TLS) ServerConfig() (*tls.Config, error) {
 	if t.KeyStore.Path == "" {
-		return nil, fmt.Errorf("%w: a TLS server needs a key store (keyStore.location)", ErrSetting)
+		return nil, &SettingError{Key: t.Prefix + "keyStore.location", Err: fmt.Errorf("%w: a TLS server needs a key store", ErrSetting)}
 	}
 	cert, err := LoadKeyStore(t.KeyStore.Path, t.KeyStore.Password, t.KeyStore.Type)
 	if err != nil {
-		return nil, err
+		return nil, &SettingError{Key: t.Prefix + "keyStore.location", Err: err}
 	}
 	c := t.base()
 	c.Certificates = []tls.Certificate{cert}
 	c.ClientAuth = t.ClientAuth
 	if t.TrustStore.Path != "" {
 		if c.ClientCAs, err = LoadTrustStore(t.TrustStore.Path, t.TrustStore.Password, t.TrustStore.Type); err != nil {
-			return nil, err
+			return nil, &SettingError{Key: t.Prefix + "trustStore.location", Err: err}
 		}
 	}
 	return c, nil

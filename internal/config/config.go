@@ -128,6 +128,11 @@ type Config struct {
 	MetricsProviderClassName string
 	MetricsProvider          map[string]string
 
+	// SecureClientPort is the TLS client port (secureClientPort); 0 for
+	// none. SecureClientPortAddress "" means all interfaces.
+	SecureClientPort        int
+	SecureClientPortAddress string
+
 	// Security holds the security settings Zoo honours (see securityKeys),
 	// by zoo.cfg name, whether they came from zoo.cfg or from a -D flag.
 	Security map[string]string
@@ -283,6 +288,11 @@ func (c *Config) Distributed() bool {
 // ClientAddr is the address to listen on for clients, host:port.
 func (c *Config) ClientAddr() string {
 	return joinHostPort(c.ClientPortAddress, c.ClientPort)
+}
+
+// SecureClientAddr is the address of the TLS client port, host:port.
+func (c *Config) SecureClientAddr() string {
+	return joinHostPort(c.SecureClientPortAddress, c.SecureClientPort)
 }
 
 // AdminAddr is the address of the admin server, host:port.

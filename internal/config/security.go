@@ -58,35 +58,39 @@ const (
 	nioFactory     = "org.apache.zookeeper.server.NIOServerCnxnFactory"
 )
 
+// X509Provider is Apache's X509AuthenticationProvider class name, the one
+// authProvider.N value that turns on x509 ids.
+const X509Provider = x509Provider
+
 // securityKeys is every security setting of Apache ZooKeeper 3.9, one line
 // each (keep it that way: engineers flip lines as features land).
 var securityKeys = []securityKey{
 	// Client TLS (ClientX509Util, prefix zookeeper.ssl.).
-	{"secureClientPort", cfgOnly, Refused, nil},
-	{"secureClientPortAddress", cfgOnly, Refused, nil},
-	{"client.portUnification", both, Refused, []string{"false"}},
-	{"client.certReload", both, Refused, []string{"false"}},
-	{"serverCnxnFactory", both, Refused, []string{nettyFactory, nioFactory}},
-	{"ssl.protocol", both, Refused, nil},
-	{"ssl.enabledProtocols", both, Refused, nil},
-	{"ssl.ciphersuites", both, Refused, nil},
-	{"ssl.keyStore.location", both, Refused, nil},
-	{"ssl.keyStore.password", both, Refused, nil},
-	{"ssl.keyStore.passwordPath", both, Refused, nil},
-	{"ssl.keyStore.type", both, Refused, nil},
-	{"ssl.trustStore.location", both, Refused, nil},
-	{"ssl.trustStore.password", both, Refused, nil},
-	{"ssl.trustStore.passwordPath", both, Refused, nil},
-	{"ssl.trustStore.type", both, Refused, nil},
+	{"secureClientPort", cfgOnly, Honoured, nil},
+	{"secureClientPortAddress", cfgOnly, Honoured, nil},
+	{"client.portUnification", both, Honoured, []string{"false"}},
+	{"client.certReload", both, Honoured, []string{"false"}},
+	{"serverCnxnFactory", both, Refused, []string{nettyFactory, nioFactory}}, // TLS needs Netty in Apache; Zoo has one
+	{"ssl.protocol", both, Honoured, nil},
+	{"ssl.enabledProtocols", both, Honoured, nil},
+	{"ssl.ciphersuites", both, Honoured, nil},
+	{"ssl.keyStore.location", both, Honoured, nil},
+	{"ssl.keyStore.password", both, Honoured, nil},
+	{"ssl.keyStore.passwordPath", both, Honoured, nil},
+	{"ssl.keyStore.type", both, Honoured, nil},
+	{"ssl.trustStore.location", both, Honoured, nil},
+	{"ssl.trustStore.password", both, Honoured, nil},
+	{"ssl.trustStore.passwordPath", both, Honoured, nil},
+	{"ssl.trustStore.type", both, Honoured, nil},
 	{"ssl.context.supplier.class", both, Refused, nil},
-	{"ssl.hostnameVerification", both, Refused, nil},
+	{"ssl.hostnameVerification", both, Honoured, nil},
 	{"ssl.clientHostnameVerification", both, Refused, nil},
 	{"ssl.allowReverseDnsLookup", both, Refused, []string{"false"}},
 	{"ssl.crl", both, Refused, []string{"false"}},
 	{"ssl.ocsp", both, Refused, []string{"false"}},
-	{"ssl.clientAuth", both, Refused, nil},
-	{"ssl.handshakeDetectionTimeoutMillis", both, Refused, nil},
-	{"ssl.authProvider", both, Refused, nil},
+	{"ssl.clientAuth", both, Honoured, nil},
+	{"ssl.handshakeDetectionTimeoutMillis", both, Honoured, nil},
+	{"ssl.authProvider", both, Refused, []string{"x509"}},
 	{"ssl.*", both, Refused, nil},
 	{"fips-mode", both, Refused, nil},
 	// Quorum TLS (QuorumX509Util, prefix zookeeper.ssl.quorum.).
@@ -95,8 +99,8 @@ var securityKeys = []securityKey{
 	{"sslQuorumReloadCertFiles", cfgOnly, Refused, []string{"false"}},
 	{"ssl.quorum.*", both, Refused, nil},
 	// Authentication providers and super users.
-	{"authProvider.*", both, Refused, []string{digestProvider}},
-	{"X509AuthenticationProvider.superUser", both, Refused, nil},
+	{"authProvider.*", both, Refused, []string{digestProvider, x509Provider}},
+	{"X509AuthenticationProvider.superUser", both, Honoured, nil},
 	{"superUser", both, Refused, nil},
 	{"DigestAuthenticationProvider.enabled", both, Refused, []string{"true"}},
 	{"DigestAuthenticationProvider.digestAlg", both, Refused, []string{"SHA1"}},

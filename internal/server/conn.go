@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,8 +32,12 @@ var errFinishing = errors.New("server: connection finishing")
 type conn struct {
 	srv *Server
 	id  uint64
-	nc  net.Conn
+	nc  net.Conn // the socket
 	ip  netip.Addr
+	// sec is the listener's TLS (nil: plaintext); wire is what requests
+	// are read from and replies written to: nc, or the TLS layer over it.
+	sec  *Secure
+	wire net.Conn
 	br  *bufio.Reader
 	buf []byte // frame buffer, reused: decoded records never alias it
 	out *outq
@@ -63,6 +68,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		srv:  s,
 		id:   id,
 		nc:   nc,
+		wire: nc,
 		ip:   ip,
 		br:   bufio.NewReaderSize(nc, 64<<10),
 		out:  newOutq(s.cfg.MaxOutbound),
@@ -108,8 +114,14 @@ func (c *conn) send(frame []byte) {
 
 func (c *conn) serve() {
 	defer c.close()
+	if c.sec != nil {
+		if err := c.startTLS(); err != nil {
+			c.srv.log.Warn("closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+			return
+		}
+	}
 	c.srv.goroutine(func() {
-		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
+		if err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
 			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
 		}
 		if !c.lingering.Load() {
@@ -128,7 +140,7 @@ func (c *conn) serve() {
 		// Wait for the writer to flush and close; it bounds the wait with
 		// its write deadline.
 		_, _ = io.Copy(io.Discard, c.br)
-	case errors.Is(err, io.EOF), isClosedErr(err):
+	case errors.Is(err, io.EOF), isClosedErr(err), errors.Is(err, errTLSOnPlaintext):
 	case errors.Is(err, jute.ErrFrameTooLarge), errors.Is(err, jute.ErrBadLength):
 		c.srv.log.Warn("closing client connection: bad frame length", "remote", c.nc.RemoteAddr(),
 			"session", sessionHex(c.sessionID()), "err", err)
@@ -180,6 +192,11 @@ func (c *conn) handshake() error {
 	head, err := c.br.Peek(4)
 	if err != nil {
 		return err
+	}
+	if _, isTLS := c.wire.(*tls.Conn); !isTLS && looksLikeTLS(head) {
+		c.srv.log.Warn("closing client connection: a TLS client on a plaintext port (use secureClientPort, or client.portUnification=true)",
+			"remote", c.nc.RemoteAddr())
+		return errTLSOnPlaintext
 	}
 	if cmd := string(head); isFourLetterWord(cmd) {
 		_, _ = c.br.Discard(4)
