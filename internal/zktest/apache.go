@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ var jars = []string{
 	"/usr/share/java/slf4j-simple.jar",
 }
 
+// NettyCodecJar is the Netty codec jar (Debian libnetty-java), which
+// Apache's Netty connections need and Debian's zookeeper.jar manifest
+// does not name.
+const NettyCodecJar = "/usr/share/java/netty-codec.jar"
+
 // startTimeout bounds one JVM start; a cold JVM on a loaded 2-core machine
 // takes several seconds.
 const startTimeout = 60 * time.Second
@@ -45,11 +51,16 @@ type Apache struct {
 	// members never start, with read-only mode on: it serves read-only
 	// sessions. Apache 3.8 needs local sessions for those.
 	ReadOnly bool
+	// TLS, if not empty, is zoo.cfg lines of ssl.* settings: the server
+	// then also listens on a secureClientPort (Netty), at SecureAddr.
+	TLS string
 }
 
 // Server is a running Apache server.
 type Server struct {
 	Addr    string // 127.0.0.1:port
+	// SecureAddr is the secureClientPort's address when Apache.TLS is set.
+	SecureAddr string
 	LogPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -84,7 +95,7 @@ func (a Apache) Start(dir string) (*Server, error) {
 }
 
 func (a Apache) launch(java, dir string) (*Server, error) {
-	ports, err := freePorts(7) // client, and quorum+election for 3 members
+	ports, err := freePorts(8) // client, quorum+election for 3 members, secure client
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +113,21 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
+	if a.TLS != "" {
+		s.SecureAddr = fmt.Sprintf("127.0.0.1:%d", ports[7])
+	}
 	logFile, err := os.Create(s.LogPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	args := append(a.jvmFlags(), "-cp", strings.Join(jars, ":"),
+	cp := jars
+	if a.TLS != "" {
+		// Debian's zookeeper.jar manifest leaves out the Netty codec
+		// that NettyServerCnxnFactory needs.
+		cp = append(slices.Clip(cp), NettyCodecJar)
+	}
+	args := append(a.jvmFlags(), "-cp", strings.Join(cp, ":"),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
 	s.cmd = exec.Command(java, args...)
 	s.cmd.Dir = dir
@@ -145,6 +165,10 @@ func (a Apache) config(data string, ports []int) string {
 	}
 	if a.ExtendedTypes {
 		b.WriteString("extendedTypesEnabled=true\n")
+	}
+	if a.TLS != "" {
+		fmt.Fprintf(&b, "secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n", ports[7])
+		b.WriteString("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n" + a.TLS + "\n")
 	}
 	if a.ReadOnly {
 		b.WriteString("initLimit=5\nsyncLimit=2\nlocalSessionsEnabled=true\n")
