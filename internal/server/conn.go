@@ -2,12 +2,14 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -116,7 +118,11 @@ func (c *conn) serve() {
 	defer c.close()
 	if c.sec != nil {
 		if err := c.startTLS(); err != nil {
-			c.srv.log.Warn("closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+			level := slog.LevelWarn
+			if errors.Is(err, io.EOF) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
 			return
 		}
 	}

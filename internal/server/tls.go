@@ -26,8 +26,9 @@ type Secure struct {
 	// starts with 0x16 (handshake), a ZooKeeper frame with its length's
 	// high byte.
 	Unified bool
-	// HandshakeTimeout bounds the wait for the first byte and the
-	// handshake (ssl.handshakeDetectionTimeoutMillis).
+	// HandshakeTimeout bounds the wait for the client's first byte
+	// (ssl.handshakeDetectionTimeoutMillis); the whole handshake may take
+	// up to HandshakeLimit, or HandshakeTimeout if that is longer.
 	HandshakeTimeout time.Duration
 	// X509 is X509AuthenticationProvider (authProvider.x509, which
 	// Apache registers by itself when secureClientPort is set): a
@@ -39,6 +40,11 @@ type Secure struct {
 	// subject that also gets the super id.
 	X509SuperUser string
 }
+
+// HandshakeLimit bounds a whole TLS handshake: Netty's SslHandler default,
+// which Apache's client port keeps. A JVM client on a busy machine can
+// take seconds to send its first records.
+const HandshakeLimit = 10 * time.Second
 
 // tlsRecordHandshake is the first byte of a TLS ClientHello.
 const tlsRecordHandshake = 0x16
@@ -61,18 +67,18 @@ func (c *conn) startTLS() error {
 	if timeout <= 0 {
 		timeout = auth.DefaultHandshakeTimeout
 	}
-	deadline := time.Now().Add(timeout)
-	_ = c.nc.SetDeadline(deadline)
-	if sec.Unified {
-		b, err := c.br.Peek(1)
-		if err != nil {
-			return fmt.Errorf("nothing received within the handshake timeout (%v): %w", timeout, err)
-		}
-		if b[0] != tlsRecordHandshake {
-			_ = c.nc.SetDeadline(time.Time{})
-			return nil
-		}
+	start := time.Now()
+	_ = c.nc.SetDeadline(start.Add(timeout))
+	b, err := c.br.Peek(1)
+	if err != nil {
+		return fmt.Errorf("nothing received within ssl.handshakeDetectionTimeoutMillis (%v): %w", timeout, err)
 	}
+	if sec.Unified && b[0] != tlsRecordHandshake {
+		_ = c.nc.SetDeadline(time.Time{})
+		return nil
+	}
+	deadline := start.Add(max(timeout, HandshakeLimit))
+	_ = c.nc.SetDeadline(deadline)
 	// The TLS layer reads what the sniffing buffered, then the socket.
 	tc := tls.Server(&bufferedConn{Conn: c.nc, r: c.br}, sec.TLS)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)

@@ -30,10 +30,9 @@ var jars = []string{
 	"/usr/share/java/slf4j-simple.jar",
 }
 
-// NettyCodecJar is the Netty codec jar (Debian libnetty-java), which
-// Apache's Netty connections need and Debian's zookeeper.jar manifest
-// does not name.
-const NettyCodecJar = "/usr/share/java/netty-codec.jar"
+// NettyJars are the Netty jars (Debian libnetty-java) that Apache's Netty
+// connections need and Debian's zookeeper.jar manifest does not name.
+var NettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"}
 
 // startTimeout bounds one JVM start; a cold JVM on a loaded 2-core machine
 // takes several seconds.
@@ -125,7 +124,7 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 	if a.TLS != "" {
 		// Debian's zookeeper.jar manifest leaves out the Netty codec
 		// that NettyServerCnxnFactory needs.
-		cp = append(slices.Clip(cp), NettyCodecJar)
+		cp = append(slices.Clip(cp), NettyJars...)
 	}
 	args := append(a.jvmFlags(), "-cp", strings.Join(cp, ":"),
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
