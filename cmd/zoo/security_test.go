@@ -35,3 +35,33 @@ func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 		t.Errorf("dataDir created before refusing: %v", err)
 	}
 }
+
+// TestServerTLSSettingErrors: bad ssl.* values and unreadable stores stop
+// the server with the line of the setting at fault.
+func TestServerTLSSettingErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "zoo.cfg")
+	data := "dataDir=" + filepath.Join(dir, "data") + "\nclientPort=0\nsecureClientPort=1\n" +
+		"ssl.keyStore.location=" + filepath.Join(dir, "missing.p12") + "\nssl.clientAuth=maybe\nssl.ciphersuites=TLS_NOT_A_SUITE\n"
+	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SERVER_JVMFLAGS", "")
+	t.Setenv("JVMFLAGS", "")
+	err := runServer([]string{"-log-level", "error", cfg})
+	if err == nil {
+		t.Fatal("the server started")
+	}
+	for _, want := range []string{cfg + ":5: ssl.clientAuth: ", cfg + ":6: ssl.ciphersuites: "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q missing from:\n%v", want, err)
+		}
+	}
+	data = strings.Replace(data, "ssl.clientAuth=maybe\nssl.ciphersuites=TLS_NOT_A_SUITE\n", "", 1)
+	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runServer([]string{"-log-level", "error", cfg}); err == nil || !strings.Contains(err.Error(), cfg+":4: ssl.keyStore.location: ") {
+		t.Errorf("a missing key store: %v", err)
+	}
+}
