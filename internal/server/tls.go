@@ -138,3 +138,29 @@ func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 func looksLikeTLS(head []byte) bool {
 	return len(head) >= 2 && head[0] == tlsRecordHandshake && head[1] == 3
 }
+
+// writeFrames writes a batch of frames: with writev on a socket, and on
+// TLS as one Write of the frames joined, which the TLS layer cuts into
+// full records, where a Write per frame would cost a record and a system
+// call per frame. joined is reused between batches; the outbound queue
+// bounds its size.
+func writeFrames(nc net.Conn, frames [][]byte, joined *[]byte) error {
+	if _, isTLS := nc.(*tls.Conn); !isTLS {
+		bufs := net.Buffers(frames)
+		_, err := bufs.WriteTo(nc)
+		return err
+	}
+	b := (*joined)[:0]
+	for _, f := range frames {
+		b = append(b, f...)
+	}
+	_, err := nc.Write(b)
+	if cap(b) > maxJoinedKept {
+		b = nil // an idle connection does not keep a burst's buffer
+	}
+	*joined = b
+	return err
+}
+
+// maxJoinedKept is the largest join buffer a TLS connection keeps.
+const maxJoinedKept = 256 << 10

@@ -30,7 +30,7 @@ type tlsEnv struct {
 	expired *authtest.Cert
 }
 
-func newTLSEnv(t *testing.T) *tlsEnv {
+func newTLSEnv(t testing.TB) *tlsEnv {
 	ca := authtest.NewCA(t, "ca")
 	return &tlsEnv{
 		ca:      ca,
@@ -59,7 +59,7 @@ func (e *tlsEnv) clientConfig(cert *authtest.Cert) *tls.Config {
 }
 
 // serveTLS adds a TLS listener to ts and returns its address.
-func serveTLS(t *testing.T, ts *testServer, sec *Secure) string {
+func serveTLS(t testing.TB, ts *testServer, sec *Secure) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *syncBuffer) waitLog(t *testing.T, want string) {
 }
 
 // dialTLS opens a TLS session's connection; the handshake is done.
-func dialTLS(t *testing.T, addr string, cfg *tls.Config) (*rawClient, error) {
+func dialTLS(t testing.TB, addr string, cfg *tls.Config) (*rawClient, error) {
 	t.Helper()
 	d := &net.Dialer{Timeout: ioTimeout}
 	nc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
