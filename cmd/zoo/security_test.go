@@ -16,7 +16,7 @@ import (
 func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "zoo.cfg")
-	data := "dataDir=" + filepath.Join(dir, "data") + "\nclientPort=0\nsslQuorum=true\n"
+	data := "dataDir=" + filepath.Join(dir, "data") + "\nclientPort=2181\nportUnification=true\n"
 	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 	if !errors.Is(err, config.ErrRefused) {
 		t.Fatalf("got %v, want a refusal", err)
 	}
-	for _, want := range []string{cfg + ":3: sslQuorum: ", "$SERVER_JVMFLAGS (word 2): -Djava.security.auth.login.config: "} {
+	for _, want := range []string{cfg + ":3: portUnification: ", "$SERVER_JVMFLAGS (word 2): -Djava.security.auth.login.config: "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q missing from:\n%v", want, err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -192,11 +193,20 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 			e.Peers[uint64(s.ID)] = net.JoinHostPort(s.Host, strconv.Itoa(s.QuorumPort))
 		}
 	}
+	q, err := quorumTLS(log, cfg)
+	if err != nil {
+		return server.Ensemble{}, err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(self.Host, strconv.Itoa(self.QuorumPort)))
 	if err != nil {
 		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
 	e.Listener = ln
+	if q != nil {
+		e.Listener = tls.NewListener(ln, q.Listen)
+		e.Dial = q.Dial
+		log.Info("quorum TLS: mutual TLS between the servers (sslQuorum=true)")
+	}
 	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
 		"voters", e.Voters, "observers", e.Learners)
 	return e, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -129,4 +130,35 @@ func listenClients(cfg *config.Config, sec *server.Secure) ([]clientListener, er
 		out = append(out, clientListener{ln: ln, sec: sec})
 	}
 	return out, nil
+}
+
+// quorumTLS builds the quorum's mutual TLS from the ssl.quorum.* settings
+// when sslQuorum=true, or returns nil.
+func quorumTLS(log *slog.Logger, cfg *config.Config) (*auth.QuorumTLS, error) {
+	on := cfg.Security["sslQuorum"]
+	switch strings.ToLower(on) {
+	case "", "false":
+		for k := range cfg.Security {
+			if strings.HasPrefix(k, "ssl.quorum.") {
+				log.Warn("config: quorum TLS setting has no effect without sslQuorum=true", "key", k, "at", cfg.Pos(k).String())
+			}
+		}
+		return nil, nil
+	case "true":
+	default:
+		return nil, &config.Problem{Pos: cfg.Pos("sslQuorum"), Key: "sslQuorum", Err: fmt.Errorf("%w: %q is not true or false", config.ErrInvalid, on)}
+	}
+	get := func(k string) (string, bool) { v, ok := cfg.Security[k]; return v, ok }
+	settings, err := auth.ParseTLS(get, "ssl.quorum.")
+	if err != nil {
+		return nil, settingProblems(cfg, err)
+	}
+	// Apache's QuorumX509Util checks the dialling server's address too,
+	// unless ssl.quorum.clientHostnameVerification=false.
+	clientVerify := !strings.EqualFold(cfg.Security["ssl.quorum.clientHostnameVerification"], "false")
+	q, err := auth.NewQuorumTLS(settings, clientVerify)
+	if err != nil {
+		return nil, settingProblems(cfg, err)
+	}
+	return q, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/auth/authtest"
 	"github.com/zoohq/zoo/internal/zktest"
+	"github.com/zoohq/zoo/zk"
 )
 
 const zkCli = "/usr/share/zookeeper/bin/zkCli.sh"
@@ -33,10 +34,23 @@ func freePort(t *testing.T) int {
 // when the test ends. It returns once addr accepts connections.
 func startZooBinary(t *testing.T, dir, cfg, addr string) {
 	t.Helper()
+	runZooBinary(t, buildZoo(t, dir), dir, cfg, addr)
+}
+
+// buildZoo builds the zoo binary into dir.
+func buildZoo(t *testing.T, dir string) string {
+	t.Helper()
 	bin := filepath.Join(dir, "zoo")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// runZooBinary starts `bin server cfg`, logging to dir/zoo.log, and stops
+// it when the test ends; it returns once addr accepts connections.
+func runZooBinary(t *testing.T, bin, dir, cfg, addr string) {
+	t.Helper()
 	logPath := filepath.Join(dir, "zoo.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -147,5 +161,79 @@ ssl.handshakeDetectionTimeoutMillis=30000
 	}
 	if out := cli("getAcl", "/java-tls"); !strings.Contains(out, "'x509,'CN=java") {
 		t.Fatalf("getAcl:\n%s", out)
+	}
+}
+
+// TestQuorumTLSEnsemble: three `zoo server` processes configured as an
+// Apache ensemble with sslQuorum=true and ssl.quorum.* stores (PKCS12
+// key stores, a PEM trust store) replicate over mutual TLS.
+func TestQuorumTLSEnsemble(t *testing.T) {
+	root := t.TempDir()
+	bin := buildZoo(t, root)
+	ca := authtest.NewCA(t, "quorum-ca")
+	trust := authtest.WriteFile(t, root, "ca.pem", ca.PEM())
+	var servers string
+	client := map[int]int{}
+	for id := 1; id <= 3; id++ {
+		servers += fmt.Sprintf("server.%d=127.0.0.1:%d:%d\n", id, freePort(t), freePort(t))
+		client[id] = freePort(t)
+	}
+	for id := 1; id <= 3; id++ {
+		dir := filepath.Join(root, fmt.Sprint(id))
+		data := filepath.Join(dir, "data")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		authtest.WriteFile(t, data, "myid", []byte(fmt.Sprintf("%d\n", id)))
+		key := authtest.WriteFile(t, dir, "key.p12", ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: fmt.Sprintf("zoo%d", id)}}).PKCS12(t, "pw"))
+		cfg := authtest.WriteFile(t, dir, "zoo.cfg", []byte(fmt.Sprintf(`tickTime=200
+initLimit=10
+syncLimit=5
+dataDir=%s
+clientPort=%d
+clientPortAddress=127.0.0.1
+sslQuorum=true
+ssl.quorum.keyStore.location=%s
+ssl.quorum.keyStore.password=pw
+ssl.quorum.trustStore.location=%s
+%s`, data, client[id], key, trust, servers)))
+		runZooBinary(t, bin, dir, cfg, fmt.Sprintf("127.0.0.1:%d", client[id]))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c1, err := zk.Connect(ctx, fmt.Sprintf("127.0.0.1:%d", client[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	for {
+		_, _, err = c1.Create(ctx, "/over-tls", []byte("replicated"), 0, zk.OpenACLUnsafe())
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // until a leader is elected; polling with a deadline
+	}
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	for _, id := range []int{2, 3} {
+		c, err := zk.Connect(ctx, fmt.Sprintf("127.0.0.1:%d", client[id]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Sync(ctx, "/over-tls"); err != nil {
+			t.Fatal(err)
+		}
+		data, _, err := c.Get(ctx, "/over-tls")
+		c.Close()
+		if err != nil || string(data) != "replicated" {
+			t.Fatalf("server %d: %q, %v", id, data, err)
+		}
+	}
+	for id := 1; id <= 3; id++ {
+		b, _ := os.ReadFile(filepath.Join(root, fmt.Sprint(id), "zoo.log"))
+		if !strings.Contains(string(b), "quorum TLS: mutual TLS") {
+			t.Errorf("server %d did not start quorum TLS:\n%s", id, b)
+		}
 	}
 }

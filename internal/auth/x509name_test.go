@@ -15,9 +15,9 @@ import (
 )
 
 var (
-	oidEmail  = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}
-	oidDC     = asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}
-	oidCN     = asn1.ObjectIdentifier{2, 5, 4, 3}
+	oidEmail = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}
+	oidDC    = asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}
+	oidCN    = asn1.ObjectIdentifier{2, 5, 4, 3}
 )
 
 // subjects are names whose RFC 2253 form Java and Go's pkix.Name.String

@@ -164,9 +164,13 @@ audit.enable=false
 	if got := c.Security["sslQuorum"]; got != "false" {
 		t.Errorf("sslQuorum kept as %q", got)
 	}
-	_, err := check(t, "dataDir=/d\nclientPort=2181\nsslQuorum=yes\n")
+	_, err := check(t, "dataDir=/d\nclientPort=2181\nportUnification=yes\n")
 	if !errors.Is(err, ErrRefused) {
-		t.Errorf("sslQuorum=yes: %v, want refused", err)
+		t.Errorf("portUnification=yes: %v, want refused", err)
+	}
+	_, err = check(t, "dataDir=/d\nclientPort=2181\nsslQuorum=yes\n")
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("sslQuorum=yes: %v, want invalid (Apache's parseBoolean)", err)
 	}
 }
 

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // maxServerID is the largest server id: Zoo puts it in the top byte of
 // session ids, as Apache does, and with extended types (TTL nodes) 0xff is
@@ -14,6 +17,7 @@ func (c *Config) Validate() error {
 	v := validator{c: c}
 	v.basics()
 	v.secureClient()
+	v.sslQuorum()
 	v.client()
 	v.servers()
 	v.ensemble()
@@ -202,4 +206,11 @@ func (v *validator) secureClient() {
 	}
 	c.SecureClientPort = p
 	c.SecureClientPortAddress = c.Security["secureClientPortAddress"]
+}
+
+// sslQuorum is parsed as QuorumPeerConfig.parseBoolean: true or false.
+func (v *validator) sslQuorum() {
+	if on, ok := v.c.Security["sslQuorum"]; ok && !strings.EqualFold(on, "true") && !strings.EqualFold(on, "false") {
+		v.add("sslQuorum", fmt.Errorf("%w: %q: choose true or false", ErrInvalid, on))
+	}
 }
