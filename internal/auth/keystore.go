@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func StoreTypeOf(setting, path string) (StoreType, error) {
 // client presents. Like Apache, it takes the first private key entry, and
 // the password unlocks both the store and the key.
 func LoadKeyStore(path, password string, typ StoreType) (tls.Certificate, error) {
-	data, err := os.ReadFile(path)
+	data, err := readStore(path)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -83,7 +84,7 @@ func LoadKeyStore(path, password string, typ StoreType) (tls.Certificate, error)
 // LoadTrustStore reads the certificates trusted to sign the peer's
 // certificate.
 func LoadTrustStore(path, password string, typ StoreType) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+	data, err := readStore(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -99,6 +100,27 @@ func LoadTrustStore(path, password string, typ StoreType) (*x509.CertPool, error
 		pool.AddCert(c)
 	}
 	return pool, nil
+}
+
+// maxStoreSize bounds a store file: stores hold a few certificates, and
+// a file that is not one (a wrong path to a large file) is refused before
+// it is read whole.
+const maxStoreSize = 4 << 20
+
+func readStore(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxStoreSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxStoreSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a key store", path, maxStoreSize)
+	}
+	return data, nil
 }
 
 func parseKeyStore(data []byte, password string, typ StoreType) (tls.Certificate, error) {
@@ -203,6 +225,9 @@ func parsePEMKeyStore(data []byte) (tls.Certificate, error) {
 
 func loadJKS(data []byte, password string) (keystore.KeyStore, error) {
 	ks := keystore.New()
+	if err := checkJKS(data); err != nil {
+		return ks, err
+	}
 	if err := ks.Load(bytes.NewReader(data), []byte(password)); err != nil {
 		return ks, fmt.Errorf("JKS (wrong password?): %w", err)
 	}
