@@ -100,7 +100,6 @@ func (q *outq) close() {
 // closes the connection after it (which also ends the reader).
 func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 	var spare [][]byte
-	var joined []byte // TLS: the frames in one buffer
 	for range q.kick {
 		frames, last, closed := q.take(spare)
 		if closed {
@@ -108,7 +107,7 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 		}
 		if len(frames) > 0 {
 			_ = nc.SetWriteDeadline(time.Now().Add(timeout))
-			if err := writeFrames(nc, frames, &joined); err != nil {
+			if err := writeFrames(nc, frames); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
@@ -140,27 +141,43 @@ func looksLikeTLS(head []byte) bool {
 }
 
 // writeFrames writes a batch of frames: with writev on a socket, and on
-// TLS as one Write of the frames joined, which the TLS layer cuts into
-// full records, where a Write per frame would cost a record and a system
-// call per frame. joined is reused between batches; the outbound queue
-// bounds its size.
-func writeFrames(nc net.Conn, frames [][]byte, joined *[]byte) error {
+// TLS joined into chunks of up to tlsChunk bytes, which the TLS layer
+// cuts into full records, where a Write per frame would cost a record and
+// a system call per frame. Chunk buffers come from a pool, so an idle
+// connection holds none.
+func writeFrames(nc net.Conn, frames [][]byte) error {
 	if _, isTLS := nc.(*tls.Conn); !isTLS {
 		bufs := net.Buffers(frames)
 		_, err := bufs.WriteTo(nc)
 		return err
 	}
-	b := (*joined)[:0]
+	bp := chunkPool.Get().(*[]byte)
+	defer chunkPool.Put(bp)
+	b := (*bp)[:0]
 	for _, f := range frames {
+		if len(b) > 0 && len(b)+len(f) > tlsChunk {
+			if _, err := nc.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		if len(f) >= tlsChunk {
+			if _, err := nc.Write(f); err != nil {
+				return err
+			}
+			continue
+		}
 		b = append(b, f...)
 	}
-	_, err := nc.Write(b)
-	if cap(b) > maxJoinedKept {
-		b = nil // an idle connection does not keep a burst's buffer
+	if len(b) > 0 {
+		_, err := nc.Write(b)
+		return err
 	}
-	*joined = b
-	return err
+	return nil
 }
 
-// maxJoinedKept is the largest join buffer a TLS connection keeps.
-const maxJoinedKept = 256 << 10
+// tlsChunk is the most writeFrames joins into one TLS write: four full
+// TLS records.
+const tlsChunk = 64 << 10
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, tlsChunk); return &b }}
