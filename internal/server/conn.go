@@ -36,13 +36,14 @@ type conn struct {
 	id  uint64
 	nc  net.Conn // the socket
 	ip  netip.Addr
+	br  *bufio.Reader
+	buf []byte // frame buffer, reused: decoded records never alias it
+	out *outq
+
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
 	sec  *Secure
 	wire net.Conn
-	br  *bufio.Reader
-	buf []byte // frame buffer, reused: decoded records never alias it
-	out *outq
 
 	session atomic.Int64
 	timeout atomic.Int32

@@ -58,12 +58,13 @@ type Apache struct {
 // Server is a running Apache server.
 type Server struct {
 	Addr    string // 127.0.0.1:port
-	// SecureAddr is the secureClientPort's address when Apache.TLS is set.
-	SecureAddr string
 	LogPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	once    sync.Once
+
+	// SecureAddr is the secureClientPort's address when Apache.TLS is set.
+	SecureAddr string
 }
 
 // Start starts the server with its files under dir and returns once it
