@@ -6,11 +6,13 @@ require (
 	github.com/anishathalye/porcupine v1.1.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/klauspost/compress v1.20.3
+	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1
 	go.etcd.io/raft/v3 v3.6.0
 	golang.org/x/term v0.47.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -22,6 +24,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	golang.org/x/crypto v0.11.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 	gopkg.in/yaml.v3 v3.0.1

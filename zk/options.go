@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
@@ -22,6 +23,7 @@ type config struct {
 	logger         *slog.Logger
 	readOnly       bool
 	dialer         Dialer
+	tls            *tls.Config
 	onState        func(State)
 	maxInFlight    int
 	watchBuffer    int

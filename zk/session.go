@@ -464,6 +464,11 @@ func (c *Client) dial(addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.cfg.tls != nil {
+		if nc, err = startTLS(ctx, nc, addr, c.cfg.tls); err != nil {
+			return nil, err
+		}
+	}
 	// Closing the socket is what interrupts a handshake read when the
 	// timeout passes or the Client closes.
 	abort := context.AfterFunc(ctx, func() { _ = nc.Close() })

@@ -17,16 +17,6 @@ import (
 	"github.com/zoohq/zoo/internal/server"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // loadServer loads zoo.cfg text from a file and starts a server for it,
 // stopped when the test ends.
 func loadServer(t *testing.T, cfgText string) (*config.Config, *server.Server) {

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,16 +63,25 @@ func runServer(args []string) error {
 	}
 	defer closeLog()
 	var cfg *config.Config
+	var errs []error
 	switch fs.NArg() {
 	case 0:
 		cfg = config.Default()
 	case 1:
 		var err error
-		if cfg, err = config.Load(fs.Arg(0)); err != nil {
+		if cfg, err = config.Load(fs.Arg(0)); cfg == nil {
 			return err
 		}
+		errs = append(errs, err)
 	default:
 		return errors.New("usage: zoo server [zoo.cfg]")
+	}
+	// Settings also come from -D flags, as zkServer.sh passes them.
+	for _, v := range config.JVMFlagVars {
+		errs = append(errs, cfg.ApplyJVMFlags(v, os.Getenv(v)))
+	}
+	if err := config.Join(errs...); err != nil {
+		return err
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("config: " + w.String())
@@ -88,6 +98,13 @@ func runServer(args []string) error {
 }
 
 func serve(log *slog.Logger, cfg *config.Config) error {
+	st, sec, err := clientTLS(log, cfg)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close()
+	}
 	scfg := serverConfig(log, cfg)
 	if cfg.Distributed() {
 		e, err := ensemble(log, cfg)
@@ -96,7 +113,7 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		}
 		scfg.Ensemble = e
 	}
-	ln, err := net.Listen("tcp", cfg.ClientAddr())
+	lns, err := listenClients(cfg, sec)
 	if err != nil {
 		if scfg.Ensemble.Listener != nil {
 			scfg.Ensemble.Listener.Close()
@@ -105,15 +122,19 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	}
 	srv, err := server.New(scfg)
 	if err != nil {
-		ln.Close()
+		for _, l := range lns {
+			l.ln.Close()
+		}
 		return err
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "version", Version)
 	stopAdmin, err := startAdmin(log, cfg, srv)
 	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		for _, l := range lns {
+			l.ln.Close() // not served yet, so Shutdown does not know them
+		}
 		return err
 	}
 	defer stopAdmin()
@@ -122,11 +143,24 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		for _, l := range lns {
+			l.ln.Close() // not served yet, so Shutdown does not know them
+		}
 		return err
 	}
 	defer stopMetrics()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(lns))
+	for _, l := range lns {
+		log.Info("serving", "addr", l.ln.Addr().String(), "tls", l.sec != nil && !l.sec.Unified,
+			"unified", l.sec != nil && l.sec.Unified, "version", Version)
+		go func() {
+			if l.sec != nil {
+				errc <- srv.ServeTLS(l.ln, l.sec)
+			} else {
+				errc <- srv.Serve(l.ln)
+			}
+		}()
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigc)
@@ -201,11 +235,20 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 			e.Peers[uint64(s.ID)] = net.JoinHostPort(s.Host, strconv.Itoa(s.QuorumPort))
 		}
 	}
+	q, err := quorumTLS(log, cfg)
+	if err != nil {
+		return server.Ensemble{}, err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(self.Host, strconv.Itoa(self.QuorumPort)))
 	if err != nil {
 		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
 	e.Listener = ln
+	if q != nil {
+		e.Listener = tls.NewListener(ln, q.Listen)
+		e.Dial = q.Dial
+		log.Info("quorum TLS: mutual TLS between the servers (sslQuorum=true)")
+	}
 	checkHosts(log, cfg)
 	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
 		"voters", e.Voters, "observers", e.Learners)

@@ -7,6 +7,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,8 @@ type shell struct {
 	// lost tells the state callback that a connection was lost,
 	// so that the next SyncConnected is news worth printing.
 	lost atomic.Bool
+	// tls, if not nil, is the TLS the client configuration asks for.
+	tls *tls.Config
 }
 
 // Main runs "zoo cli" with args (without the "cli" itself) and returns
@@ -66,10 +69,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	server := fs.String("server", "localhost:2181", "`host:port[,host:port...]` of the servers")
 	timeout := fs.Int("timeout", 30000, "session timeout in `ms`")
+	clientConf := fs.String("client-configuration", "", "a Java properties `file` of Apache client settings (zookeeper.client.secure, zookeeper.ssl.*)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var tlsConf *tls.Config
+	if *clientConf != "" {
+		var err error
+		if tlsConf, err = clientTLS(*clientConf); err != nil {
+			fmt.Fprintf(stderr, "%v\n", err)
+			return exitError
+		}
+	}
 	s := &shell{
+		tls:     tlsConf,
 		out:     stdout,
 		errw:    stderr,
 		server:  *server,
@@ -220,7 +233,11 @@ func (s *shell) connect(addr string) error {
 	s.lost.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	c, err := zk.Connect(ctx, addr, zk.WithSessionTimeout(s.timeout), zk.WithStateCallback(s.onState))
+	opts := []zk.Option{zk.WithSessionTimeout(s.timeout), zk.WithStateCallback(s.onState)}
+	if s.tls != nil {
+		opts = append(opts, zk.WithTLS(s.tls))
+	}
+	c, err := zk.Connect(ctx, addr, opts...)
 	if err != nil {
 		return err
 	}

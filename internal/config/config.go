@@ -128,6 +128,15 @@ type Config struct {
 	MetricsProviderClassName string
 	MetricsProvider          map[string]string
 
+	// SecureClientPort is the TLS client port (secureClientPort); 0 for
+	// none. SecureClientPortAddress "" means all interfaces.
+	SecureClientPort        int
+	SecureClientPortAddress string
+
+	// Security holds the security settings Zoo honours (see securityKeys),
+	// by zoo.cfg name, whether they came from zoo.cfg or from a -D flag.
+	Security map[string]string
+
 	// Warnings are the settings that were ignored or adjusted.
 	Warnings []Warning
 
@@ -281,6 +290,11 @@ func (c *Config) ClientAddr() string {
 	return joinHostPort(c.ClientPortAddress, c.ClientPort)
 }
 
+// SecureClientAddr is the address of the TLS client port, host:port.
+func (c *Config) SecureClientAddr() string {
+	return joinHostPort(c.SecureClientPortAddress, c.SecureClientPort)
+}
+
 // AdminAddr is the address of the admin server, host:port.
 func (c *Config) AdminAddr() string {
 	return joinHostPort(c.AdminServerAddress, c.AdminServerPort)
@@ -358,6 +372,9 @@ func (c *Config) warn(pos Pos, key string, kind WarningKind, msg string) {
 func (c *Config) set(key, value string, pos Pos, dynamic bool, servers map[int64]Server) error {
 	if h, ok := handlers[key]; ok {
 		return h(c, value, pos)
+	}
+	if ok, err := c.setSecurity(key, value); ok {
+		return err
 	}
 	switch {
 	case strings.HasPrefix(key, "server."):

@@ -204,8 +204,8 @@ server.2=[::1]:2889:3889;[::2]:2182
 func TestParseWarnings(t *testing.T) {
 	c := mustCheck(t, `dataDir=/d
 clientPort=2181
-secureClientPort=2281
-ssl.keyStore.location=/k
+localSessionsEnabled=true
+netty.server.outstandingHandshake.limit=5
 ticktime=2000
 fooBar=1
 autopurge.snapRetainCount=1
@@ -216,12 +216,12 @@ minSessionTimeout=0
 extendedTypesEnabled=yes
 snapshot.compression.method=lz4
 group.1=1:2
-quorum.auth.enableSasl=true
+tcpKeepAlive=true
 `)
 	want := []string{
 		"zoo.cfg:2: clientPort: set again on line 9, which wins",
-		"zoo.cfg:3: secureClientPort: not supported by Zoo; ignored",
-		"zoo.cfg:4: ssl.keyStore.location: not supported by Zoo; ignored",
+		"zoo.cfg:3: localSessionsEnabled: not supported by Zoo; ignored",
+		"zoo.cfg:4: netty.server.outstandingHandshake.limit: not supported by Zoo; ignored",
 		"zoo.cfg:5: ticktime: unknown setting; ignored (did you mean tickTime?)",
 		"zoo.cfg:6: fooBar: unknown setting; ignored",
 		"zoo.cfg:7: autopurge.snapRetainCount: 1 is below the minimum; using 3",
@@ -231,7 +231,7 @@ quorum.auth.enableSasl=true
 		`zoo.cfg:12: extendedTypesEnabled: "yes" is not true or false; read as false, as Apache does`,
 		`zoo.cfg:13: snapshot.compression.method: unknown method "lz4"; snapshots are not compressed, as in Apache`,
 		"zoo.cfg:14: group.1: hierarchical quorums are not supported; Zoo uses a plain majority of the participants",
-		"zoo.cfg:15: quorum.auth.enableSasl: not supported by Zoo; ignored",
+		"zoo.cfg:15: tcpKeepAlive: not supported by Zoo; ignored",
 	}
 	var got []string
 	for _, w := range c.Warnings {
@@ -240,7 +240,7 @@ quorum.auth.enableSasl=true
 	if !slices.Equal(got, want) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	kinds := map[string]WarningKind{"secureClientPort": Unsupported, "fooBar": Unknown, "clientPort": Duplicate, "snapCount": Adjusted}
+	kinds := map[string]WarningKind{"localSessionsEnabled": Unsupported, "fooBar": Unknown, "clientPort": Duplicate, "snapCount": Adjusted}
 	for _, w := range c.Warnings {
 		if k, ok := kinds[w.Key]; ok && w.Kind != k {
 			t.Errorf("%s: kind %v, want %v", w.Key, w.Kind, k)

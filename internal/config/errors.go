@@ -20,6 +20,12 @@ var (
 	ErrConflict = errors.New("config: conflicting settings")
 	// ErrMyID: the myid file is unreadable or malformed.
 	ErrMyID = errors.New("config: bad myid file")
+	// ErrRefused: a security setting Zoo does not provide; the server
+	// refuses to start rather than run weaker than asked.
+	ErrRefused = errors.New("config: refused")
+	// ErrJVMFlag: a word of SERVER_JVMFLAGS or JVMFLAGS that is not a
+	// JVM option.
+	ErrJVMFlag = errors.New("config: unparseable JVM flag")
 )
 
 // Pos is where a setting came from: a file and a 1-based line. Line 0 means

@@ -63,12 +63,11 @@ var handlers = map[string]handler{
 	"metricsProvider.className": strKey(func(c *Config) *string { return &c.MetricsProviderClassName }, true),
 }
 
-// unsupported are Apache 3.8 keys Zoo does not implement; unsupportedPrefixes
-// cover families of them.
+// unsupported are Apache 3.8 keys Zoo does not implement, whose absence
+// makes Zoo no weaker than asked (security settings are in securityKeys);
+// unsupportedPrefixes cover families of them.
 var unsupported = map[string]bool{
-	"secureClientPort": true, "secureClientPortAddress": true, "sslQuorum": true,
-	"portUnification": true, "sslQuorumReloadCertFiles": true, "serverCnxnFactory": true,
-	"client.secure": true, "requireClientAuthScheme": true, "localSessionsEnabled": true,
+	"client.secure": true, "localSessionsEnabled": true,
 	"localSessionsUpgradingEnabled": true, "observerMasterPort": true,
 	"connectToLearnerMasterLimit": true, "oraclePath": true, "quorum.cnxn.threads.size": true,
 	"electionPortBindRetry": true, "tcpKeepAlive": true, "clientTcpKeepAlive": true,
@@ -81,20 +80,14 @@ var unsupported = map[string]bool{
 	"serializeLastProcessedZxid.enabled": true, "flushDelay": true, "maxWriteQueuePollTime": true,
 	"maxBatchSize": true, "watchManagerName": true, "watcherCleanThreshold": true,
 	"watcherCleanIntervalInSeconds": true, "watcherCleanThreadsNum": true,
-	"maxInProcessingDeadWatchers": true, "audit.enable": true, "closeSessionTxn.enabled": true,
-	"enforce.auth.enabled": true, "enforce.auth.schemes": true, "sessionRequireClientSASLAuth": true,
-	"allowSaslFailedClients": true, "kerberos.removeHostFromPrincipal": true,
-	"kerberos.removeRealmFromPrincipal": true, "znode.container.maxNeverUsedIntervalMs": true,
-	"DigestAuthenticationProvider.digestAlg": true, "DigestAuthenticationProvider.enabled": true,
-	"X509AuthenticationProvider.superUser": true, "ssl.authProvider": true,
-	"admin.portUnification": true, "admin.forceHttps": true, "admin.needClientAuth": true,
-	"admin.httpVersion": true, "admin.rateLimiterIntervalInMS": true, "emulate353TTLNodes": true,
+	"maxInProcessingDeadWatchers": true, "closeSessionTxn.enabled": true,
+	"znode.container.maxNeverUsedIntervalMs": true,
+	"admin.httpVersion":                      true, "admin.rateLimiterIntervalInMS": true, "emulate353TTLNodes": true,
 	"cnxTimeout": true,
 }
 
 var unsupportedPrefixes = []string{
-	"ssl.", "ssl.quorum.", "quorum.auth.", "authProvider.", "multiAddress.", "jvm.pause.",
-	"netty.", "nio.", "connection_throttle_", "sasl.",
+	"multiAddress.", "jvm.pause.", "netty.", "nio.", "connection_throttle_",
 }
 
 func isUnsupported(key string) bool {

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // maxServerID is the largest server id: Zoo puts it in the top byte of
 // session ids, as Apache does, and with extended types (TTL nodes) 0xff is
@@ -13,6 +16,8 @@ const maxServerID = 255
 func (c *Config) Validate() error {
 	v := validator{c: c}
 	v.basics()
+	v.secureClient()
+	v.sslQuorum()
 	v.client()
 	v.servers()
 	v.ensemble()
@@ -78,10 +83,11 @@ func (v *validator) client() {
 		return
 	}
 	if c.ClientPort == 0 {
-		if c.ClientPortAddress != "" {
+		switch {
+		case c.ClientPortAddress != "":
 			v.add("clientPortAddress", fmt.Errorf("%w: clientPortAddress is set but clientPort is not", ErrMissing))
-		} else {
-			v.add("clientPort", fmt.Errorf("%w: no client port: set clientPort, or a ;clientPort on this server's server.N line", ErrMissing))
+		case c.SecureClientPort == 0:
+			v.add("clientPort", fmt.Errorf("%w: no client port: set clientPort, secureClientPort, or a ;clientPort on this server's server.N line", ErrMissing))
 		}
 		return
 	}
@@ -177,4 +183,34 @@ func (c *Config) adoptPeerType() {
 			fmt.Sprintf("%s, but server.%d says %s, which wins", c.PeerType, s.ID, s.Type))
 	}
 	c.PeerType = s.Type
+}
+
+// secureClient reads secureClientPort and secureClientPortAddress, kept in
+// Security when honoured, as Apache's QuorumPeerConfig does.
+func (v *validator) secureClient() {
+	c := v.c
+	port, ok := c.Security["secureClientPort"]
+	if !ok {
+		if _, ok := c.Security["secureClientPortAddress"]; ok {
+			v.add("secureClientPortAddress", fmt.Errorf("%w: secureClientPortAddress is set but secureClientPort is not", ErrMissing))
+		}
+		return
+	}
+	p, err := parseJavaInt(port)
+	if err == nil && (p <= 0 || p > 65535) {
+		err = fmt.Errorf("%w: port %d out of range", ErrInvalid, p)
+	}
+	if err != nil {
+		v.add("secureClientPort", err)
+		return
+	}
+	c.SecureClientPort = p
+	c.SecureClientPortAddress = c.Security["secureClientPortAddress"]
+}
+
+// sslQuorum is parsed as QuorumPeerConfig.parseBoolean: true or false.
+func (v *validator) sslQuorum() {
+	if on, ok := v.c.Security["sslQuorum"]; ok && !strings.EqualFold(on, "true") && !strings.EqualFold(on, "false") {
+		v.add("sslQuorum", fmt.Errorf("%w: %q: choose true or false", ErrInvalid, on))
+	}
 }

@@ -2,11 +2,14 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -31,11 +34,16 @@ var errFinishing = errors.New("server: connection finishing")
 type conn struct {
 	srv *Server
 	id  uint64
-	nc  net.Conn
+	nc  net.Conn // the socket
 	ip  netip.Addr
 	br  *bufio.Reader
 	buf []byte // frame buffer, reused: decoded records never alias it
 	out *outq
+
+	// sec is the listener's TLS (nil: plaintext); wire is what requests
+	// are read from and replies written to: nc, or the TLS layer over it.
+	sec  *Secure
+	wire net.Conn
 
 	session atomic.Int64
 	timeout atomic.Int32
@@ -64,6 +72,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		srv:   s,
 		id:    id,
 		nc:    nc,
+		wire:  nc,
 		ip:    ip,
 		br:    bufio.NewReaderSize(nc, 64<<10),
 		out:   newOutq(s.cfg.MaxOutbound, &s.outbound),
@@ -111,9 +120,19 @@ func (c *conn) send(frame []byte) {
 
 func (c *conn) serve() {
 	defer c.close()
+	if c.sec != nil {
+		if err := c.startTLS(); err != nil {
+			level := slog.LevelWarn
+			if errors.Is(err, io.EOF) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+			return
+		}
+	}
 	c.srv.goroutine(func() {
 		defer close(c.wdone)
-		if err := writeLoop(c.nc, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
+		if err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
 			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
 		}
 		if !c.lingering.Load() {
@@ -143,7 +162,7 @@ func (c *conn) serve() {
 	case errors.Is(err, errHandshakeTimeout):
 		c.srv.log.Info("closing client connection: no handshake in time", "remote", c.nc.RemoteAddr(),
 			"timeout", c.srv.cfg.HandshakeTimeout)
-	case errors.Is(err, io.EOF), isClosedErr(err):
+	case errors.Is(err, io.EOF), isClosedErr(err), errors.Is(err, errTLSOnPlaintext):
 	case errors.Is(err, jute.ErrFrameTooLarge), errors.Is(err, jute.ErrBadLength):
 		c.srv.log.Warn("closing client connection: bad frame length", "remote", c.nc.RemoteAddr(),
 			"session", sessionHex(c.sessionID()), "err", err)
@@ -216,6 +235,11 @@ func (c *conn) handshake() error {
 	head, err := c.br.Peek(4)
 	if err != nil {
 		return err
+	}
+	if _, isTLS := c.wire.(*tls.Conn); !isTLS && looksLikeTLS(head) {
+		c.srv.log.Warn("closing client connection: a TLS client on a plaintext port (use secureClientPort, or client.portUnification=true)",
+			"remote", c.nc.RemoteAddr())
+		return errTLSOnPlaintext
 	}
 	if cmd := string(head); isFourLetterWord(cmd) {
 		_, _ = c.br.Discard(4)

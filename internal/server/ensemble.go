@@ -30,6 +30,9 @@ type Ensemble struct {
 	// Membership is what /zookeeper/config holds, in Apache's text form
 	// (config.Config.Membership); every member must be given the same.
 	Membership string
+	// Dial, if not nil, opens connections to peers (quorum TLS:
+	// auth.QuorumTLS.Dial, with Listener wrapped by tls.NewListener).
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 func (e *Ensemble) enabled() bool { return len(e.Voters)+len(e.Learners) > 1 }
@@ -57,6 +60,7 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 		ID:       uint64(s.cfg.ServerID),
 		Listener: e.Listener,
 		Peers:    e.Peers,
+		Dial:     e.Dial,
 		Logger:   s.log.With("component", "peer"),
 		// The transport may start before the replica exists (a fresh
 		// server asks its peers first, see join): until then messages

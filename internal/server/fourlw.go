@@ -167,6 +167,9 @@ func (src source) Conf() fourlw.Conf {
 	}
 	if cfg := s.cfg.Conf; cfg != nil {
 		c.ClientPort = cfg.ClientPort
+		if cfg.SecureClientPort != 0 {
+			c.SecureClientPort = cfg.SecureClientPort
+		}
 		c.DataDir = cfg.DataDir
 		c.DataLogDir = cfg.DataLogDir
 	}

@@ -171,8 +171,7 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 		}
 		if len(frames) > 0 {
 			_ = nc.SetWriteDeadline(time.Now().Add(timeout))
-			bufs := net.Buffers(frames)
-			_, err := bufs.WriteTo(nc)
+			err := writeFrames(nc, frames)
 			q.written(n)
 			if err != nil {
 				return err

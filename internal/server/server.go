@@ -371,7 +371,10 @@ func (s *Server) goroutine(f func()) {
 
 // Serve accepts connections on ln until Shutdown. It always returns a
 // non-nil error: ErrServerClosed after Shutdown.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, nil) }
+
+// serve accepts on ln; sec is the listener's TLS, nil for plaintext.
+func (s *Server) serve(ln net.Listener, sec *Secure) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -402,7 +405,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.accept(nc)
+		s.accept(nc, sec)
 	}
 }
 
@@ -428,7 +431,7 @@ func nextBackoff(d time.Duration) time.Duration {
 
 // accept registers a new connection and starts its goroutines, unless the
 // client's address is over maxClientCnxns.
-func (s *Server) accept(nc net.Conn) {
+func (s *Server) accept(nc net.Conn, sec *Secure) {
 	ip := remoteIP(nc)
 	s.mu.Lock()
 	s.metrics.connRequests.Inc()
@@ -443,6 +446,7 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	s.nextConn++
 	c := newConn(s, s.nextConn, nc, ip)
+	c.sec = sec
 	s.conns[c.id] = c
 	s.perIP[ip]++
 	s.mu.Unlock()

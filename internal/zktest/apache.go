@@ -30,6 +30,10 @@ var jars = []string{
 	"/usr/share/java/slf4j-simple.jar",
 }
 
+// NettyJars are the Netty jars (Debian libnetty-java) that Apache's Netty
+// connections need and Debian's zookeeper.jar manifest does not name.
+var NettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"}
+
 // startTimeout bounds one JVM start; a cold JVM on a loaded 2-core machine
 // takes several seconds.
 const startTimeout = 60 * time.Second
@@ -50,6 +54,9 @@ type Apache struct {
 	// port: Server.AdminURL. Debian's Apache needs the servlet API
 	// (libservlet-api-java) on the class path for it.
 	AdminServer bool
+	// TLS, if not empty, is zoo.cfg lines of ssl.* settings: the server
+	// then also listens on a secureClientPort (Netty), at SecureAddr.
+	TLS string
 }
 
 // servletJar is the servlet API Debian's Jetty build of the AdminServer
@@ -66,6 +73,9 @@ type Server struct {
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	once     sync.Once
+
+	// SecureAddr is the secureClientPort's address when Apache.TLS is set.
+	SecureAddr string
 }
 
 // Start starts the server with its files under dir and returns once it
@@ -100,7 +110,7 @@ func (a Apache) Start(dir string) (*Server, error) {
 }
 
 func (a Apache) launch(java, dir string) (*Server, error) {
-	ports, err := freePorts(8) // client, quorum+election for 3 members, admin
+	ports, err := freePorts(9) // client, quorum+election for 3 members, admin, secure client
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +132,12 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 	if a.AdminServer {
 		s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d/commands", ports[7])
 		cp = append(slices.Clone(jars), servletJar)
+	}
+	if a.TLS != "" {
+		s.SecureAddr = fmt.Sprintf("127.0.0.1:%d", ports[8])
+		// Debian's zookeeper.jar manifest leaves out the Netty codec
+		// that NettyServerCnxnFactory needs.
+		cp = append(slices.Clip(cp), NettyJars...)
 	}
 	logFile, err := os.Create(s.LogPath)
 	if err != nil {
@@ -171,6 +187,10 @@ func (a Apache) config(data string, ports []int) string {
 	}
 	if a.ExtendedTypes {
 		b.WriteString("extendedTypesEnabled=true\n")
+	}
+	if a.TLS != "" {
+		fmt.Fprintf(&b, "secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n", ports[8])
+		b.WriteString("serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n" + a.TLS + "\n")
 	}
 	if a.ReadOnly {
 		b.WriteString("initLimit=5\nsyncLimit=2\nlocalSessionsEnabled=true\n")

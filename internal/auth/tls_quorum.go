@@ -1,0 +1,102 @@
+package auth
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// Quorum TLS (sslQuorum=true with the ssl.quorum.* settings): mutual TLS
+// between the servers of an ensemble. Each side presents its key store's
+// certificate and checks the other's against the trust store; as in
+// Apache's QuorumX509Util, a server's host name is checked by the dialling
+// side (ssl.quorum.hostnameVerification) and the dialling server's address
+// by the accepting side (ssl.quorum.clientHostnameVerification), both on
+// by default.
+
+// quorumHandshakeLimit bounds a dial and its handshake.
+const quorumHandshakeLimit = 10 * time.Second
+
+// QuorumTLS is the configuration of both ends of quorum connections.
+type QuorumTLS struct {
+	// Listen is the accepting side's configuration.
+	Listen *tls.Config
+	// Dial opens a connection to a peer and completes the handshake.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+// NewQuorumTLS loads the stores named by t (parsed from "ssl.quorum.").
+// clientHostnameVerification is ssl.quorum.clientHostnameVerification
+// (Apache's default for the quorum is true, and it applies only when
+// hostnameVerification is on).
+func NewQuorumTLS(t TLS, clientHostnameVerification bool) (*QuorumTLS, error) {
+	if t.TrustStore.Path == "" {
+		return nil, &SettingError{Key: t.Prefix + "trustStore.location", Err: fmt.Errorf("%w: quorum TLS needs a trust store", ErrSetting)}
+	}
+	listen, err := t.ServerConfig()
+	if err != nil {
+		return nil, err
+	}
+	if t.ClientAuth != tls.RequireAndVerifyClientCert {
+		return nil, &SettingError{Key: t.Prefix + "clientAuth", Err: fmt.Errorf("%w: quorum TLS is mutual; only need is supported", ErrSetting)}
+	}
+	if t.HostnameVerification && clientHostnameVerification {
+		base := listen
+		listen = &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c := base.Clone()
+			c.VerifyConnection = verifyPeerAddress(hello.Conn.RemoteAddr())
+			return c, nil
+		}}
+	}
+	dialCfg, err := t.ClientConfig("")
+	if err != nil {
+		return nil, err
+	}
+	if dialCfg.Certificates == nil {
+		return nil, &SettingError{Key: t.Prefix + "keyStore.location", Err: fmt.Errorf("%w: quorum TLS needs a key store", ErrSetting)}
+	}
+	dialer := &net.Dialer{Timeout: quorumHandshakeLimit}
+	return &QuorumTLS{
+		Listen: listen,
+		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			nc, err := dialer.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			cfg := dialCfg
+			if !cfg.InsecureSkipVerify {
+				host, _, _ := net.SplitHostPort(addr)
+				cfg = cfg.Clone()
+				cfg.ServerName = host
+			}
+			tc := tls.Client(nc, cfg)
+			_ = nc.SetDeadline(time.Now().Add(max(t.HandshakeTimeout, quorumHandshakeLimit)))
+			if err := tc.HandshakeContext(ctx); err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("quorum TLS handshake with %s: %w", addr, err)
+			}
+			_ = nc.SetDeadline(time.Time{})
+			return tc, nil
+		},
+	}, nil
+}
+
+// verifyPeerAddress checks that a dialling server's certificate names the
+// address it connects from, as Apache's ZKTrustManager does without
+// reverse DNS lookups (ssl.quorum.allowReverseDnsLookup=false).
+func verifyPeerAddress(remote net.Addr) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("auth: the peer sent no certificate")
+		}
+		ap, err := netip.ParseAddrPort(remote.String())
+		if err != nil {
+			return fmt.Errorf("auth: peer address %s: %w", remote, err)
+		}
+		return cs.PeerCertificates[0].VerifyHostname(ap.Addr().Unmap().String())
+	}
+}
