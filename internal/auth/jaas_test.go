@@ -114,8 +114,8 @@ func TestJAASFileFromFlags(t *testing.T) {
 	for flags, want := range map[string]string{
 		"": "",
 		"-Xmx1g -Djava.security.auth.login.config=/etc/zk/jaas.conf -Dzookeeper.x=y": "/etc/zk/jaas.conf",
-		"-Djava.security.auth.login.config=/a -Djava.security.auth.login.config=/b":   "/b",
-		"-Djava.security.auth.login.configX=/a":                                       "",
+		"-Djava.security.auth.login.config=/a -Djava.security.auth.login.config=/b":  "/b",
+		"-Djava.security.auth.login.configX=/a":                                      "",
 	} {
 		if got := JAASFileFromFlags(flags); got != want {
 			t.Errorf("JAASFileFromFlags(%q) = %q, want %q", flags, got, want)
