@@ -128,6 +128,9 @@ type Config struct {
 	MetricsProviderClassName string
 	MetricsProvider          map[string]string
 
+	// Auth holds the SASL, enforced-authentication and audit settings.
+	Auth Auth
+
 	// Warnings are the settings that were ignored or adjusted.
 	Warnings []Warning
 
@@ -370,6 +373,7 @@ func (c *Config) set(key, value string, pos Pos, dynamic bool, servers map[int64
 			return fmt.Errorf("%w: must be in the separate dynamic config file (dynamicConfigFile is set)", ErrConflict)
 		}
 		c.warn(pos, key, Unsupported, "hierarchical quorums are not supported; Zoo uses a plain majority of the participants")
+	case strings.HasPrefix(key, "authProvider.") && authProviderKey(c, value):
 	case strings.HasPrefix(key, "metricsProvider."):
 		if c.MetricsProvider == nil {
 			c.MetricsProvider = map[string]string{}

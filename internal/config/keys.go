@@ -61,6 +61,18 @@ var handlers = map[string]handler{
 	"skipACL":                   yesNoKey(func(c *Config) *bool { return &c.SkipACL }),
 	"enforceQuota":              sysBoolKey(func(c *Config) *bool { return &c.EnforceQuota }),
 	"metricsProvider.className": strKey(func(c *Config) *string { return &c.MetricsProviderClassName }, true),
+
+	"superUser": authStrKey(func(a *Auth) *string { return &a.SuperUser }),
+	"SASLAuthenticationProvider.superPassword": authStrKey(func(a *Auth) *string { return &a.SuperPassword }),
+	"allowSaslFailedClients":                   authBoolKey(func(a *Auth) *bool { return &a.AllowSASLFailedClients }),
+	"enforce.auth.enabled":                     authBoolKey(func(a *Auth) *bool { return &a.EnforceAuth }),
+	"enforce.auth.schemes":                     enforceSchemesKey,
+	"sessionRequireClientSASLAuth":             authBoolKey(func(a *Auth) *bool { return &a.SessionRequireClientSASLAuth }),
+	"kerberos.removeHostFromPrincipal":         authBoolKey(func(a *Auth) *bool { return &a.KerberosRemoveHost }),
+	"kerberos.removeRealmFromPrincipal":        authBoolKey(func(a *Auth) *bool { return &a.KerberosRemoveRealm }),
+	"audit.enable":                             authBoolKey(func(a *Auth) *bool { return &a.Audit }),
+	"audit.file":                               authStrKey(func(a *Auth) *string { return &a.AuditFile }),
+	"audit.maxFileSize":                        auditSizeKey,
 }
 
 // unsupported are Apache 3.8 keys Zoo does not implement; unsupportedPrefixes
@@ -81,10 +93,8 @@ var unsupported = map[string]bool{
 	"serializeLastProcessedZxid.enabled": true, "flushDelay": true, "maxWriteQueuePollTime": true,
 	"maxBatchSize": true, "watchManagerName": true, "watcherCleanThreshold": true,
 	"watcherCleanIntervalInSeconds": true, "watcherCleanThreadsNum": true,
-	"maxInProcessingDeadWatchers": true, "audit.enable": true, "closeSessionTxn.enabled": true,
-	"enforce.auth.enabled": true, "enforce.auth.schemes": true, "sessionRequireClientSASLAuth": true,
-	"allowSaslFailedClients": true, "kerberos.removeHostFromPrincipal": true,
-	"kerberos.removeRealmFromPrincipal": true, "znode.container.maxNeverUsedIntervalMs": true,
+	"maxInProcessingDeadWatchers": true, "closeSessionTxn.enabled": true,
+	"znode.container.maxNeverUsedIntervalMs": true,
 	"DigestAuthenticationProvider.digestAlg": true, "DigestAuthenticationProvider.enabled": true,
 	"X509AuthenticationProvider.superUser": true, "ssl.authProvider": true,
 	"admin.portUnification": true, "admin.forceHttps": true, "admin.needClientAuth": true,
