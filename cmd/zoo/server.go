@@ -61,6 +61,9 @@ func runServer(args []string) error {
 
 func serve(log *slog.Logger, cfg *config.Config) error {
 	scfg := serverConfig(log, cfg)
+	if err := saslServerConfig(log, cfg, &scfg); err != nil {
+		return err
+	}
 	if cfg.Distributed() {
 		e, err := ensemble(log, cfg)
 		if err != nil {

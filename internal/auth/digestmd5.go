@@ -31,7 +31,7 @@ const (
 // runs it for ZooKeeper:
 //
 //	client: empty token
-//	server: digest-challenge (realm, nonce, qop="auth", charset=utf-8, algorithm=md5-sess)
+//	server: digest-challenge (realm, nonce, charset=utf-8, algorithm=md5-sess)
 //	client: digest-response
 //	server: rspauth=...           (the exchange is complete)
 //
@@ -82,16 +82,18 @@ func (s *DigestMD5Server) Step(token []byte) ([]byte, error) {
 func (s *DigestMD5Server) step1or2(token []byte) ([]byte, error) {
 	switch s.step {
 	case 0:
-		if len(token) != 0 {
-			return nil, fmt.Errorf("%w: DIGEST-MD5 has no initial response, got %d bytes", ErrSASL, len(token))
-		}
-		var n [24]byte
+		// DIGEST-MD5 has no initial response. Java's server (and so
+		// Apache's) ignores whatever the first token holds and answers
+		// with the challenge; so does Zoo.
+		var n [30]byte
 		if _, err := io.ReadFull(s.rand, n[:]); err != nil {
 			return nil, fmt.Errorf("%w: nonce: %v", ErrSASL, err)
 		}
 		s.nonce = base64.StdEncoding.EncodeToString(n[:])
 		s.step = 1
-		return []byte(fmt.Sprintf(`realm=%s,nonce=%s,qop="auth",charset=utf-8,algorithm=md5-sess`,
+		// Java's challenge, byte for byte: no qop directive, which
+		// means auth alone (RFC 2831 section 2.1.1).
+		return []byte(fmt.Sprintf(`realm=%s,nonce=%s,charset=utf-8,algorithm=md5-sess`,
 			quote(s.realm), quote(s.nonce))), nil
 	case 1:
 		rsp, err := s.verify(token)

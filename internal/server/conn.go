@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
+	"github.com/zoohq/zoo/internal/auth"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
@@ -42,6 +43,7 @@ type conn struct {
 
 	authMu sync.Mutex
 	auth   []jute.Id
+	sasl   *auth.DigestMD5Server // the reader's SASL exchange, once begun
 
 	// FIFO: a read waits until the session's earlier writes are applied.
 	wmu     sync.Mutex
@@ -302,6 +304,11 @@ func (c *conn) handle(frame []byte) error {
 	switch h.Type {
 	case jute.OpAuth:
 		return c.authenticate(h, body)
+	}
+	if h.Type != jute.OpSASL && !c.enforceAuth(h) {
+		return errFinishing
+	}
+	switch h.Type {
 	case jute.OpPing, jute.OpCloseSession, jute.OpWhoAmI:
 		return c.dispatch(h, nil, start)
 	}
@@ -326,14 +333,11 @@ func (c *conn) handle(frame []byte) error {
 		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
 		return nil
 	case h.Type == jute.OpSASL:
-		// No SASL is configured: Apache answers OK with zxid 0 and a null
-		// token, and a client with a JAAS section carries on.
 		if !c.waitWrites() {
 			c.release()
 			return net.ErrClosed
 		}
-		c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{}, start)
-		return nil
+		return c.saslStep(h, rec.(*jute.SASLRequest), start)
 	}
 	return c.dispatch(h, rec, start)
 }

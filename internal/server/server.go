@@ -67,6 +67,14 @@ type Config struct {
 	WriteTimeout time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
+	// SASL is the DIGEST-MD5 login of the JAAS Server section; nil means
+	// none, and a sasl request is answered with a null token, as Apache
+	// does without one.
+	SASL *SASLConfig
+	// EnforceAuthSchemes, when not empty, are the schemes a connection
+	// must hold an id of before its requests are served
+	// (enforce.auth.schemes, or sasl for sessionRequireClientSASLAuth).
+	EnforceAuthSchemes []string
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
 	ExtendedTypes bool
 	// EnforceQuota fails requests past a hard quota with QuotaExceeded;
