@@ -28,6 +28,7 @@ type config struct {
 	maxFrame       int
 	sessionID      int64
 	password       []byte
+	sasl           *saslCreds
 }
 
 type authInfo struct {
