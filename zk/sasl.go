@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/zoohq/zoo/internal/auth"
+	"github.com/zoohq/zoo/internal/auth/digestmd5"
 	"github.com/zoohq/zoo/internal/jute"
 )
 
@@ -39,7 +39,7 @@ func saslLogin(nc interface {
 		return err
 	}
 	defer func() { _ = nc.SetDeadline(time.Time{}) }()
-	cl := auth.NewDigestMD5Client(creds.user, creds.password, auth.DigestService, auth.DigestHost, rand.Reader)
+	cl := digestmd5.NewClient(creds.user, creds.password, digestmd5.Service, digestmd5.Host, rand.Reader)
 	var challenge []byte
 	for {
 		tok, err := cl.Step(challenge)

@@ -64,6 +64,12 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	if err := saslServerConfig(log, cfg, &scfg); err != nil {
 		return err
 	}
+	al, closeAudit, err := openAudit(log, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	scfg.Audit = al
 	if cfg.Distributed() {
 		e, err := ensemble(log, cfg)
 		if err != nil {

@@ -1,6 +1,8 @@
 // Package auth holds what a Zoo server needs to authenticate clients the
 // way Apache ZooKeeper does: JAAS login configuration files (jaas*.go) and
-// the SASL mechanisms spoken on the sasl opcode (sasl*.go, digestmd5*.go).
+// what the server does with SASL logins (sasl.go); the DIGEST-MD5
+// mechanism itself is in the digestmd5 sub-package, which the zk client
+// shares.
 //
 // The cores are pure: parsers take bytes and return values, the SASL
 // server is a state machine fed tokens. Only LoadJAAS reads a file.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
-	"github.com/zoohq/zoo/internal/auth"
+	"github.com/zoohq/zoo/internal/auth/digestmd5"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
@@ -43,7 +43,7 @@ type conn struct {
 
 	authMu sync.Mutex
 	auth   []jute.Id
-	sasl   *auth.DigestMD5Server // the reader's SASL exchange, once begun
+	sasl   *digestmd5.Server // the reader's SASL exchange, once begun
 
 	// FIFO: a read waits until the session's earlier writes are applied.
 	wmu     sync.Mutex
@@ -344,7 +344,7 @@ func (c *conn) handle(frame []byte) error {
 
 func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
 	if isWrite(h.Type) {
-		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec)},
+		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec), rec: rec},
 			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})
 		if err == nil && h.Type == jute.OpSync && !c.waitWrites() {
 			// A sync completes after the writes applied with it, so the

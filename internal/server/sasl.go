@@ -7,6 +7,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/auth"
+	"github.com/zoohq/zoo/internal/auth/digestmd5"
 	"github.com/zoohq/zoo/internal/jute"
 )
 
@@ -51,7 +52,7 @@ func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.
 		return nil
 	}
 	if c.sasl == nil {
-		c.sasl = auth.NewDigestMD5Server(auth.DigestService, auth.DigestHost, sc.password, rand.Reader)
+		c.sasl = digestmd5.NewServer(digestmd5.Service, digestmd5.Host, sc.password, rand.Reader)
 	}
 	token, err := c.sasl.Step(req.Token)
 	if err != nil {

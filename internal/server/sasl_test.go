@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zoohq/zoo/internal/auth"
+	"github.com/zoohq/zoo/internal/auth/digestmd5"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/zktest"
 )
@@ -59,7 +60,7 @@ func saslTargets(t *testing.T, enforce bool) []target {
 // the first failed step, or OK.
 func (c *rawClient) saslLogin(user, password string) jute.Code {
 	c.t.Helper()
-	cl := auth.NewDigestMD5Client(user, password, auth.DigestService, auth.DigestHost, rand.Reader)
+	cl := digestmd5.NewClient(user, password, digestmd5.Service, digestmd5.Host, rand.Reader)
 	var challenge []byte
 	for {
 		tok, err := cl.Step(challenge)

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zoohq/zoo/internal/audit"
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/peer"
@@ -75,6 +76,10 @@ type Config struct {
 	// must hold an id of before its requests are served
 	// (enforce.auth.schemes, or sasl for sessionRequireClientSASLAuth).
 	EnforceAuthSchemes []string
+	// Audit, when set, receives an audit record for every write, ACL
+	// change and ephemeral node removed with its session (audit.enable).
+	// The caller opens and closes it.
+	Audit *audit.Logger
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
 	ExtendedTypes bool
 	// EnforceQuota fails requests past a hard quota with QuotaExceeded;

@@ -1,4 +1,4 @@
-package auth
+package digestmd5
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ const maxDigestToken = 4096
 // directive given twice is an error (each may occur at most once).
 func parseDirectives(b []byte) (map[string]string, error) {
 	if len(b) > maxDigestToken {
-		return nil, fmt.Errorf("%w: token of %d bytes exceeds %d", ErrSASL, len(b), maxDigestToken)
+		return nil, fmt.Errorf("%w: token of %d bytes exceeds %d", ErrFailed, len(b), maxDigestToken)
 	}
 	s := string(b)
 	out := map[string]string{}
@@ -35,11 +35,11 @@ func parseDirectives(b []byte) (map[string]string, error) {
 		}
 		key := strings.ToLower(s[start:i])
 		if key == "" {
-			return nil, fmt.Errorf("%w: malformed directive at byte %d", ErrSASL, start)
+			return nil, fmt.Errorf("%w: malformed directive at byte %d", ErrFailed, start)
 		}
 		i = skipLWS(s, i)
 		if i >= len(s) || s[i] != '=' {
-			return nil, fmt.Errorf("%w: directive %q has no value", ErrSASL, key)
+			return nil, fmt.Errorf("%w: directive %q has no value", ErrFailed, key)
 		}
 		i = skipLWS(s, i+1)
 		var val string
@@ -47,7 +47,7 @@ func parseDirectives(b []byte) (map[string]string, error) {
 		if i < len(s) && s[i] == '"' {
 			val, i, err = quotedValue(s, i+1)
 			if err != nil {
-				return nil, fmt.Errorf("%w: directive %q: %v", ErrSASL, key, err)
+				return nil, fmt.Errorf("%w: directive %q: %v", ErrFailed, key, err)
 			}
 		} else {
 			start := i
@@ -57,12 +57,12 @@ func parseDirectives(b []byte) (map[string]string, error) {
 			val = s[start:i]
 		}
 		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("%w: directive %q given twice", ErrSASL, key)
+			return nil, fmt.Errorf("%w: directive %q given twice", ErrFailed, key)
 		}
 		out[key] = val
 		i = skipLWS(s, i)
 		if i < len(s) && s[i] != ',' {
-			return nil, fmt.Errorf("%w: unexpected %q after directive %q", ErrSASL, s[i], key)
+			return nil, fmt.Errorf("%w: unexpected %q after directive %q", ErrFailed, s[i], key)
 		}
 	}
 }

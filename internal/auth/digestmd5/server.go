@@ -1,4 +1,8 @@
-package auth
+// Package digestmd5 is SASL DIGEST-MD5 (RFC 2831) as ZooKeeper speaks it
+// on the sasl opcode: the server side of Java's DIGEST-MD5 mechanism and a
+// client like the Java client's. It is pure (tokens in, tokens out) and
+// shared by the server and the zk client.
+package digestmd5
 
 import (
 	"crypto/md5"
@@ -12,21 +16,21 @@ import (
 	"unicode/utf8"
 )
 
-// ErrSASL marks a SASL exchange that failed: a malformed or out-of-order
+// ErrFailed marks a SASL exchange that failed: a malformed or out-of-order
 // token, an unknown user, a wrong password. The server answers it with
 // AuthFailed and closes the connection, as Apache does.
-var ErrSASL = errors.New("auth: SASL authentication failed")
+var ErrFailed = errors.New("digestmd5: SASL DIGEST-MD5 authentication failed")
 
 // What Apache's ZooKeeperSaslServer passes to Sasl.createSaslServer for
 // DIGEST-MD5: protocol "zookeeper", server name "zk-sasl-md5"; Java's
 // DIGEST-MD5 server then uses the server name as its only realm. Clients
 // (the Java client, kazoo) send digest-uri "zookeeper/zk-sasl-md5".
 const (
-	DigestService = "zookeeper"
-	DigestHost    = "zk-sasl-md5"
+	Service = "zookeeper"
+	Host    = "zk-sasl-md5"
 )
 
-// DigestMD5Server is the server side of one RFC 2831 DIGEST-MD5 exchange
+// Server is the server side of one RFC 2831 DIGEST-MD5 exchange
 // (qop auth, no integrity or privacy layer), as Java's DIGEST-MD5 server
 // runs it for ZooKeeper:
 //
@@ -36,8 +40,8 @@ const (
 //	server: rspauth=...           (the exchange is complete)
 //
 // It is a pure state machine: Step takes a token and returns the reply.
-// Any failure is final and wraps ErrSASL.
-type DigestMD5Server struct {
+// Any failure is final and wraps ErrFailed.
+type Server struct {
 	realm, uri string
 	password   func(user string) (string, bool)
 	rand       io.Reader
@@ -49,28 +53,28 @@ type DigestMD5Server struct {
 	failed bool
 }
 
-// NewDigestMD5Server starts an exchange for service/host (Apache:
-// DigestService, DigestHost), with host as the realm. password looks a
+// NewServer starts an exchange for service/host (Apache:
+// Service, Host), with host as the realm. password looks a
 // user's password up (the JAAS Server section's user_NAME options). rand
 // supplies the nonce.
-func NewDigestMD5Server(service, host string, password func(user string) (string, bool), rand io.Reader) *DigestMD5Server {
-	return &DigestMD5Server{realm: host, uri: service + "/" + host, password: password, rand: rand}
+func NewServer(service, host string, password func(user string) (string, bool), rand io.Reader) *Server {
+	return &Server{realm: host, uri: service + "/" + host, password: password, rand: rand}
 }
 
 // Complete reports whether the client has authenticated.
-func (s *DigestMD5Server) Complete() bool { return s.step == 2 && !s.failed }
+func (s *Server) Complete() bool { return s.step == 2 && !s.failed }
 
 // User returns the authenticated user name (the authentication id), once
 // Complete.
-func (s *DigestMD5Server) User() string { return s.user }
+func (s *Server) User() string { return s.user }
 
 // AuthzID returns the authorization id the client asked for, if any.
-func (s *DigestMD5Server) AuthzID() string { return s.authz }
+func (s *Server) AuthzID() string { return s.authz }
 
 // Step processes the client's next token and returns the server's reply.
-func (s *DigestMD5Server) Step(token []byte) ([]byte, error) {
+func (s *Server) Step(token []byte) ([]byte, error) {
 	if s.failed {
-		return nil, fmt.Errorf("%w: exchange already failed", ErrSASL)
+		return nil, fmt.Errorf("%w: exchange already failed", ErrFailed)
 	}
 	resp, err := s.step1or2(token)
 	if err != nil {
@@ -79,7 +83,7 @@ func (s *DigestMD5Server) Step(token []byte) ([]byte, error) {
 	return resp, err
 }
 
-func (s *DigestMD5Server) step1or2(token []byte) ([]byte, error) {
+func (s *Server) step1or2(token []byte) ([]byte, error) {
 	switch s.step {
 	case 0:
 		// DIGEST-MD5 has no initial response. Java's server (and so
@@ -87,7 +91,7 @@ func (s *DigestMD5Server) step1or2(token []byte) ([]byte, error) {
 		// with the challenge; so does Zoo.
 		var n [30]byte
 		if _, err := io.ReadFull(s.rand, n[:]); err != nil {
-			return nil, fmt.Errorf("%w: nonce: %v", ErrSASL, err)
+			return nil, fmt.Errorf("%w: nonce: %v", ErrFailed, err)
 		}
 		s.nonce = base64.StdEncoding.EncodeToString(n[:])
 		s.step = 1
@@ -103,18 +107,18 @@ func (s *DigestMD5Server) step1or2(token []byte) ([]byte, error) {
 		s.step = 2
 		return rsp, nil
 	}
-	return nil, fmt.Errorf("%w: DIGEST-MD5 exchange already complete", ErrSASL)
+	return nil, fmt.Errorf("%w: DIGEST-MD5 exchange already complete", ErrFailed)
 }
 
 // verify checks a digest-response and returns the rspauth reply.
-func (s *DigestMD5Server) verify(token []byte) ([]byte, error) {
+func (s *Server) verify(token []byte) ([]byte, error) {
 	d, err := parseDirectives(token)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"username", "nonce", "cnonce", "nc", "digest-uri", "response"} {
 		if _, ok := d[k]; !ok {
-			return nil, fmt.Errorf("%w: digest-response has no %s", ErrSASL, k)
+			return nil, fmt.Errorf("%w: digest-response has no %s", ErrFailed, k)
 		}
 	}
 	utf := false
@@ -123,34 +127,34 @@ func (s *DigestMD5Server) verify(token []byte) ([]byte, error) {
 	case strings.EqualFold(cs, "utf-8"):
 		utf = true
 	default:
-		return nil, fmt.Errorf("%w: unsupported charset %q", ErrSASL, cs)
+		return nil, fmt.Errorf("%w: unsupported charset %q", ErrFailed, cs)
 	}
 	if d["realm"] != s.realm {
-		return nil, fmt.Errorf("%w: unknown realm %q", ErrSASL, d["realm"])
+		return nil, fmt.Errorf("%w: unknown realm %q", ErrFailed, d["realm"])
 	}
 	if d["nonce"] != s.nonce {
-		return nil, fmt.Errorf("%w: nonce does not match the challenge's", ErrSASL)
+		return nil, fmt.Errorf("%w: nonce does not match the challenge's", ErrFailed)
 	}
 	if d["nc"] != "00000001" {
-		return nil, fmt.Errorf("%w: nonce-count %q, want 00000001", ErrSASL, d["nc"])
+		return nil, fmt.Errorf("%w: nonce-count %q, want 00000001", ErrFailed, d["nc"])
 	}
 	if q, ok := d["qop"]; ok && q != "auth" {
-		return nil, fmt.Errorf("%w: qop %q not offered", ErrSASL, q)
+		return nil, fmt.Errorf("%w: qop %q not offered", ErrFailed, q)
 	}
 	if !strings.EqualFold(d["digest-uri"], s.uri) {
-		return nil, fmt.Errorf("%w: digest-uri %q, want %q", ErrSASL, d["digest-uri"], s.uri)
+		return nil, fmt.Errorf("%w: digest-uri %q, want %q", ErrFailed, d["digest-uri"], s.uri)
 	}
 	user := decodeCharset(d["username"], utf)
 	password, ok := s.password(user)
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown user %q", ErrSASL, user)
+		return nil, fmt.Errorf("%w: unknown user %q", ErrFailed, user)
 	}
 	authz := decodeCharset(d["authzid"], utf)
 	k := digestKey{user: user, realm: s.realm, password: password, nonce: s.nonce,
 		cnonce: d["cnonce"], nc: d["nc"], authz: authz, uri: d["digest-uri"], utf: utf}
 	want := k.response("AUTHENTICATE:")
 	if subtle.ConstantTimeCompare([]byte(strings.ToLower(d["response"])), []byte(want)) != 1 {
-		return nil, fmt.Errorf("%w: wrong password for user %q", ErrSASL, user)
+		return nil, fmt.Errorf("%w: wrong password for user %q", ErrFailed, user)
 	}
 	s.user, s.authz = user, authz
 	return []byte("rspauth=" + k.response(":")), nil

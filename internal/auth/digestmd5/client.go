@@ -1,4 +1,4 @@
-package auth
+package digestmd5
 
 import (
 	"crypto/subtle"
@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// DigestMD5Client is the client side of one DIGEST-MD5 exchange, as
+// Client is the client side of one DIGEST-MD5 exchange, as
 // Apache's Java client runs it: an empty first token, then a
 // digest-response to the server's challenge (with authzid set to the
 // user, as ZooKeeperSaslClient asks), then a check of the server's
 // rspauth, which proves the server knows the password too.
-type DigestMD5Client struct {
+type Client struct {
 	user, password, uri string
 	rand                io.Reader
 
@@ -21,19 +21,19 @@ type DigestMD5Client struct {
 	key  digestKey
 }
 
-// NewDigestMD5Client starts an exchange as user for service/host (Apache:
-// DigestService, DigestHost). rand supplies the cnonce.
-func NewDigestMD5Client(user, password, service, host string, rand io.Reader) *DigestMD5Client {
-	return &DigestMD5Client{user: user, password: password, uri: service + "/" + host, rand: rand}
+// NewClient starts an exchange as user for service/host (Apache:
+// Service, Host). rand supplies the cnonce.
+func NewClient(user, password, service, host string, rand io.Reader) *Client {
+	return &Client{user: user, password: password, uri: service + "/" + host, rand: rand}
 }
 
 // Complete reports whether the server has proved itself.
-func (c *DigestMD5Client) Complete() bool { return c.step == 3 }
+func (c *Client) Complete() bool { return c.step == 3 }
 
 // Step returns the token to send after receiving challenge (nil for the
 // first step). After the server's rspauth it returns nil and the exchange
 // is complete.
-func (c *DigestMD5Client) Step(challenge []byte) ([]byte, error) {
+func (c *Client) Step(challenge []byte) ([]byte, error) {
 	switch c.step {
 	case 0:
 		c.step = 1
@@ -52,32 +52,32 @@ func (c *DigestMD5Client) Step(challenge []byte) ([]byte, error) {
 		}
 		want := c.key.response(":")
 		if subtle.ConstantTimeCompare([]byte(strings.ToLower(d["rspauth"])), []byte(want)) != 1 {
-			return nil, fmt.Errorf("%w: server's rspauth does not match: it does not know the password", ErrSASL)
+			return nil, fmt.Errorf("%w: server's rspauth does not match: it does not know the password", ErrFailed)
 		}
 		c.step = 3
 		return nil, nil
 	}
-	return nil, fmt.Errorf("%w: DIGEST-MD5 exchange already complete", ErrSASL)
+	return nil, fmt.Errorf("%w: DIGEST-MD5 exchange already complete", ErrFailed)
 }
 
-func (c *DigestMD5Client) respond(challenge []byte) ([]byte, error) {
+func (c *Client) respond(challenge []byte) ([]byte, error) {
 	d, err := parseDirectives(challenge)
 	if err != nil {
 		return nil, err
 	}
 	if d["nonce"] == "" {
-		return nil, fmt.Errorf("%w: challenge has no nonce", ErrSASL)
+		return nil, fmt.Errorf("%w: challenge has no nonce", ErrFailed)
 	}
 	if q, ok := d["qop"]; ok && !hasQop(q, "auth") {
-		return nil, fmt.Errorf("%w: server offers qop %q, not auth", ErrSASL, q)
+		return nil, fmt.Errorf("%w: server offers qop %q, not auth", ErrFailed, q)
 	}
 	if a := d["algorithm"]; !strings.EqualFold(a, "md5-sess") {
-		return nil, fmt.Errorf("%w: algorithm %q, want md5-sess", ErrSASL, a)
+		return nil, fmt.Errorf("%w: algorithm %q, want md5-sess", ErrFailed, a)
 	}
 	realm, _, _ := strings.Cut(d["realm"], ",")
 	var cn [24]byte
 	if _, err := io.ReadFull(c.rand, cn[:]); err != nil {
-		return nil, fmt.Errorf("%w: cnonce: %v", ErrSASL, err)
+		return nil, fmt.Errorf("%w: cnonce: %v", ErrFailed, err)
 	}
 	utf := strings.EqualFold(d["charset"], "utf-8")
 	c.key = digestKey{user: c.user, realm: realm, password: c.password, nonce: d["nonce"],

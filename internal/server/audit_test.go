@@ -1,0 +1,76 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/zoohq/zoo/internal/audit"
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+func TestAuditLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zookeeper_audit.log")
+	al, err := audit.Open(audit.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := startServer(t, func(c *Config) { c.Audit = al })
+	c := newSession(t, z.addr)
+	c.mustCall(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("zkcli:pw")}, nil, jute.OK)
+	c.create("/a", nil, jute.FlagPersistent)
+	c.mustCall(jute.OpCreate, createReq("/a", nil, jute.FlagPersistent), nil, jute.NodeExists)
+	c.mustCall(jute.OpSetData, &jute.SetDataRequest{Path: "/a", Data: []byte("x"), Version: -1}, nil, jute.OK)
+	c.mustCall(jute.OpSetACL, &jute.SetACLRequest{Path: "/a", Version: -1, ACL: []jute.ACL{
+		{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}}, nil, jute.OK)
+	c.mustCall(jute.OpCreate, createReq("/s-", nil, jute.FlagPersistentSequential), nil, jute.OK)
+	c.mustCall(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Op: jute.OpCreate, Record: createReq("/b", nil, jute.FlagPersistent)},
+		{Op: jute.OpCheck, Record: &jute.PathVersion{Path: "/b", Version: -1}},
+		{Op: jute.OpDelete, Record: &jute.PathVersion{Path: "/b", Version: -1}},
+	}}, nil, jute.OK)
+	c.mustCall(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Op: jute.OpDelete, Record: &jute.PathVersion{Path: "/nope", Version: -1}},
+	}}, nil, jute.OK)
+	c.mustCall(jute.OpDelete, &jute.PathVersion{Path: "/a", Version: -1}, nil, jute.OK)
+	c.mustCall(jute.OpGetData, &jute.PathWatch{Path: "/"}, nil, jute.OK) // not audited
+	c.create("/e", nil, jute.FlagEphemeral)
+	c.mustCall(jute.OpCloseSession, nil, nil, jute.OK)
+	c.expectClosedSilently()
+	sid := audit.Session(c.sid)
+
+	z.shutdown(ioTimeout)
+	if err := al.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := "session=" + sid + "\tuser=127.0.0.1,zkcli\tip=127.0.0.1\t"
+	want := []string{
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=create\tznode=/a\tznode_type=persistent\tresult=success",
+		"ERROR audit.Slf4jAuditLogger: " + who + "operation=create\tznode=/a\tznode_type=persistent\tresult=failure",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=setData\tznode=/a\tresult=success",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=setAcl\tznode=/a\tacl=world:anyone:cdrwa\tresult=success",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=create\tznode=/s-0000000001\tznode_type=persistent_sequential\tresult=success",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=create\tznode=/b\tznode_type=persistent\tresult=success",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=delete\tznode=/b\tresult=success",
+		"ERROR audit.Slf4jAuditLogger: " + who + "operation=multiOperation\tresult=failure",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=delete\tznode=/a\tresult=success",
+		"INFO audit.Slf4jAuditLogger: " + who + "operation=create\tznode=/e\tznode_type=ephemeral\tresult=success",
+		"INFO audit.Slf4jAuditLogger: session=" + sid + "\tuser=127.0.0.1,zkcli\toperation=ephemeralZNodeDeletionOnSessionCloseOrExpire\tznode=/e\tresult=success",
+	}
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), data)
+	}
+	for i, l := range lines {
+		if !stamp.MatchString(l) || stamp.ReplaceAllString(l, "") != want[i] {
+			t.Errorf("line %d:\n%q\nwant\n%q", i+1, l, want[i])
+		}
+	}
+}
