@@ -196,7 +196,9 @@ func TestSASLEnforced(t *testing.T) {
 
 // Many clients authenticating at once each get their own exchange.
 func TestSASLConcurrentLogins(t *testing.T) {
-	z := saslTargets(t, false)[0]
+	z := startServer(t, func(c *Config) {
+		c.SASL = &SASLConfig{Users: map[string]string{"bob": "bobsecret", "admin": "adminsecret"}}
+	})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
