@@ -27,12 +27,19 @@ const saslJAAS = `Server {
 // provider, superUser=admin, and SASL enforced when enforce is set.
 func saslTargets(t *testing.T, enforce bool) []target {
 	t.Helper()
+	return saslTargetsWith(t, enforce, false)
+}
+
+// saslTargetsWith is saslTargets, with allowSaslFailedClients if
+// allowFailed.
+func saslTargetsWith(t *testing.T, enforce, allowFailed bool) []target {
+	t.Helper()
 	j, err := auth.ParseJAAS("jaas.conf", []byte(saslJAAS))
 	if err != nil {
 		t.Fatal(err)
 	}
 	z := startServer(t, func(c *Config) {
-		c.SASL = &SASLConfig{Users: j.Section(auth.SectionServer).DigestUsers(), SuperUser: "admin"}
+		c.SASL = &SASLConfig{Users: j.Section(auth.SectionServer).DigestUsers(), SuperUser: "admin", AllowFailed: allowFailed}
 		if enforce {
 			c.EnforceAuthSchemes = []string{"sasl"}
 		}
@@ -42,6 +49,9 @@ func saslTargets(t *testing.T, enforce bool) []target {
 		Extra: []string{"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"}}
 	if enforce {
 		a.Extra = append(a.Extra, "sessionRequireClientSASLAuth=true")
+	}
+	if allowFailed {
+		a.Extra = append(a.Extra, "allowSaslFailedClients=true")
 	}
 	srv, err := a.Start(t.TempDir())
 	switch {
@@ -215,4 +225,28 @@ func TestSASLConcurrentLogins(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// allowSaslFailedClients keeps the connection of a client whose exchange
+// failed: the failing step is answered OK with a null token, and the
+// session goes on without a sasl id.
+func TestSASLAllowFailedClients(t *testing.T) {
+	for _, tg := range saslTargetsWith(t, false, true) {
+		t.Run(tg.name, func(t *testing.T) {
+			c := newSession(t, tg.addr)
+			var ch jute.SASLResponse
+			c.mustCall(jute.OpSASL, &jute.SASLRequest{Token: []byte{}}, &ch, jute.OK)
+			var resp jute.SASLResponse
+			c.mustCall(jute.OpSASL, &jute.SASLRequest{Token: []byte(`username="bob",garbage`)}, &resp, jute.OK)
+			if resp.Token != nil {
+				t.Errorf("token %q after a failed step, want null", resp.Token)
+			}
+			c.getData("/")
+			for _, id := range c.whoAmI() {
+				if id.AuthScheme == "sasl" {
+					t.Errorf("a failed client got %v", id)
+				}
+			}
+		})
+	}
 }
