@@ -56,6 +56,8 @@ type shell struct {
 	// lost tells the state callback that a connection was lost,
 	// so that the next SyncConnected is news worth printing.
 	lost atomic.Bool
+	// opts are extra options of every connection (SASL).
+	opts []zk.Option
 }
 
 // Main runs "zoo cli" with args (without the "cli" itself) and returns
@@ -65,7 +67,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	server := fs.String("server", "localhost:2181", "`host:port[,host:port...]` of the servers")
 	timeout := fs.Int("timeout", 30000, "session timeout in `ms`")
+	jaas := fs.String("jaas", jaasFromEnv(), "JAAS `file` whose Client section logs in with SASL DIGEST-MD5 (default: -Djava.security.auth.login.config in CLIENT_JVMFLAGS or JVMFLAGS)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	opts, err := saslOptions(*jaas)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	s := &shell{
@@ -74,6 +82,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		server:  *server,
 		timeout: time.Duration(*timeout) * time.Millisecond,
 		history: map[int]string{},
+		opts:    opts,
 	}
 	defer s.closeClient()
 	if fs.NArg() > 0 {
@@ -213,7 +222,7 @@ func (s *shell) connect(addr string) error {
 	s.lost.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	c, err := zk.Connect(ctx, addr, zk.WithSessionTimeout(s.timeout), zk.WithStateCallback(s.onState))
+	c, err := zk.Connect(ctx, addr, append([]zk.Option{zk.WithSessionTimeout(s.timeout), zk.WithStateCallback(s.onState)}, s.opts...)...)
 	if err != nil {
 		return err
 	}
