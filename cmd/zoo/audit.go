@@ -27,11 +27,11 @@ func openAudit(log *slog.Logger, c *config.Config) (*audit.Logger, func(), error
 	if size == 0 {
 		size = config.DefaultAuditMaxFileSize
 	}
-	al, err := audit.Open(audit.Config{Path: path, MaxSize: size, Logger: log})
+	who := osUser()
+	al, err := audit.Open(audit.Config{Path: path, MaxSize: size, Logger: log, ServerUser: who})
 	if err != nil {
 		return nil, nil, err
 	}
-	who := osUser()
 	al.Log(audit.Event{Time: time.Now(), User: who, Operation: audit.OpServerStart, Result: audit.Success})
 	log.Info("audit log on", "file", path, "max_size", size)
 	return al, func() {

@@ -97,6 +97,10 @@ type Config struct {
 	Backups int   // rotated files kept; 0 is 10
 	Buffer  int   // records queued; 0 is 4096
 	Logger  *slog.Logger
+	// ServerUser is the user the server runs as, the user of the
+	// records Apache writes for the server itself (start, stop,
+	// ephemeral nodes removed with their session).
+	ServerUser string
 }
 
 // Logger writes audit records from one goroutine.
@@ -171,6 +175,9 @@ func (l *Logger) Log(e Event) bool {
 		return false
 	}
 }
+
+// ServerUser is Config.ServerUser.
+func (l *Logger) ServerUser() string { return l.cfg.ServerUser }
 
 // Dropped is how many records were dropped.
 func (l *Logger) Dropped() uint64 { return l.dropped.Load() }

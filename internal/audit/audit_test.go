@@ -31,7 +31,13 @@ func TestEventLine(t *testing.T) {
 		}
 	}
 	ids := []jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "super"}, {Scheme: "digest", ID: "zkcli:hash="}, {Scheme: "sasl", ID: "bob"}}
-	if got := Users(ids); got != "127.0.0.1,zkcli,bob" {
+	// Java iterates Collections.newSetFromMap(new ConcurrentHashMap<>())
+	// of these Ids as digest, super, sasl, ip (checked with Apache's Id
+	// class and OpenJDK 17).
+	if got := JavaSetOrder(ids); len(got) != 4 || got[0] != ids[2] || got[1] != ids[1] || got[2] != ids[3] || got[3] != ids[0] {
+		t.Errorf("JavaSetOrder = %v", got)
+	}
+	if got := Users(ids); got != "zkcli,bob,127.0.0.1" {
 		t.Errorf("Users = %q", got)
 	}
 }

@@ -99,17 +99,13 @@ func auditFields(e audit.Event, op jute.Op, rec jute.Record, created string) (au
 }
 
 // auditEphemerals records the ephemeral nodes a closeSession removed, as
-// Apache's DataTree.killSession does.
+// Apache's DataTree.killSession does: as the server's user, with no ip.
 func (s *Server) auditEphemerals(ev replica.Event) {
 	if s.cfg.Audit == nil || ev.Txn == nil || ev.Txn.Type != jute.OpCloseSession || ev.Result == nil {
 		return
 	}
-	base := audit.Event{Time: s.cfg.Now(), Session: audit.Session(ev.Txn.SessionID), Operation: audit.OpEphemeralDelete, Result: audit.Success}
-	s.mu.RLock()
-	if c := s.bySess[ev.Txn.SessionID]; c != nil {
-		base.User = audit.Users(c.authIDs())
-	}
-	s.mu.RUnlock()
+	base := audit.Event{Time: s.cfg.Now(), Session: audit.Session(ev.Txn.SessionID), User: s.cfg.Audit.ServerUser(),
+		Operation: audit.OpEphemeralDelete, Result: audit.Success}
 	for _, t := range ev.Result.Triggers {
 		if t.Type == jute.EventNodeDeleted {
 			e := base
