@@ -158,9 +158,10 @@ next:
 }
 
 // appendAuthenticated expands an auth entry: one entry per id of a scheme
-// whose Apache provider reports isAuthenticated() == true.
+// whose Apache provider reports isAuthenticated() == true, in the order
+// Apache iterates the session's ids (JavaSetOrder).
 func appendAuthenticated(out []jute.ACL, perms int32, ids []jute.Id) []jute.ACL {
-	for _, id := range ids {
+	for _, id := range JavaSetOrder(ids) {
 		switch id.Scheme {
 		case SchemeDigest, SchemeX509, SchemeSASL:
 			out = append(out, jute.ACL{Perms: perms, ID: id})

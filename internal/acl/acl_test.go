@@ -175,10 +175,12 @@ func TestFixup(t *testing.T) {
 			[]jute.ACL{{Perms: 31, ID: alice}},
 		},
 		{
+			// In Apache's set order (JavaSetOrder): x509 before this
+			// digest, as OpenJDK iterates them.
 			"auth id text is ignored",
 			[]jute.ACL{entry(5, SchemeAuth, "whatever")},
 			[]jute.Id{alice, x509},
-			[]jute.ACL{{Perms: 5, ID: alice}, {Perms: 5, ID: x509}},
+			[]jute.ACL{{Perms: 5, ID: x509}, {Perms: 5, ID: alice}},
 		},
 		{
 			// 3.8: [(3,bob),(3,alice),(31,bob)] - the expansion is not deduplicated.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
 )
 
@@ -34,7 +35,7 @@ func TestEventLine(t *testing.T) {
 	// Java iterates Collections.newSetFromMap(new ConcurrentHashMap<>())
 	// of these Ids as digest, super, sasl, ip (checked with Apache's Id
 	// class and OpenJDK 17).
-	if got := JavaSetOrder(ids); len(got) != 4 || got[0] != ids[2] || got[1] != ids[1] || got[2] != ids[3] || got[3] != ids[0] {
+	if got := acl.JavaSetOrder(ids); len(got) != 4 || got[0] != ids[2] || got[1] != ids[1] || got[2] != ids[3] || got[3] != ids[0] {
 		t.Errorf("JavaSetOrder = %v", got)
 	}
 	if got := Users(ids); got != "zkcli,bob,127.0.0.1" {

@@ -45,7 +45,7 @@ func TestSASLJAASClient(t *testing.T) {
 	}
 	t.Setenv("CLIENT_JVMFLAGS", "-Djava.security.auth.login.config="+jaas)
 	stdout, stderr, status := run(t, "", "-server", addr, "-timeout", "5000", "whoami")
-	if want := "Auth scheme: User\nip: 127.0.0.1\nsasl: bob\n"; status != 0 || stdout != want {
+	if want := "Auth scheme: User\nsasl: bob\nip: 127.0.0.1\n"; status != 0 || stdout != want {
 		t.Errorf("whoami with JAAS: status %d, stdout %q, stderr %q; want %q", status, stdout, stderr, want)
 	}
 	wrong := filepath.Join(dir, "wrong.conf")
