@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
 	"github.com/zoohq/zoo/internal/auth"
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/server"
@@ -20,9 +22,8 @@ func jaasFileFromEnv() string {
 // saslServerConfig sets the server's SASL login and enforcement from the
 // JAAS file and zoo.cfg, as Apache's ServerCnxnFactory.configureSaslLogin
 // does: a file that does not parse stops the server; a file without a
-// Server section leaves SASL off. A Server section that logs in with
-// Kerberos stops the server: Zoo does not speak GSSAPI yet, and a server
-// that ignored it would accept clients Apache would have authenticated.
+// Server section leaves SASL off. A Server section with Krb5LoginModule
+// makes the mechanism GSSAPI, with DigestLoginModule DIGEST-MD5.
 func saslServerConfig(log *slog.Logger, c *config.Config, s *server.Config) error {
 	a := c.Auth
 	s.EnforceAuthSchemes = c.EnforcedSchemes()
@@ -42,8 +43,7 @@ func saslServerConfig(log *slog.Logger, c *config.Config, s *server.Config) erro
 		return nil
 	}
 	if m := sec.Module(auth.Krb5LoginModule); m != nil {
-		return fmt.Errorf("%s:%d: %w: the Server section logs in with Kerberos (GSSAPI), which Zoo does not support yet",
-			a.JaasFile, m.Line, auth.ErrJAAS)
+		return kerberosServerConfig(log, c, s, a.JaasFile, m, sec)
 	}
 	if sec.Module(auth.DigestLoginModule) == nil {
 		return fmt.Errorf("%s:%d: %w: the Server section has no %s", a.JaasFile, sec.Line, auth.ErrJAAS, auth.DigestLoginModule)
@@ -61,5 +61,31 @@ func saslServerConfig(log *slog.Logger, c *config.Config, s *server.Config) erro
 		RemoveRealm:   a.KerberosRemoveRealm,
 	}
 	log.Info("SASL DIGEST-MD5 authentication on", "file", a.JaasFile, "users", len(users))
+	return nil
+}
+
+// kerberosServerConfig sets up SASL GSSAPI from a Krb5LoginModule line:
+// the server's keys come from its keyTab (useKeyTab=true), for its
+// principal. What Zoo cannot do (a ticket cache instead of a keytab)
+// stops the server.
+func kerberosServerConfig(log *slog.Logger, c *config.Config, s *server.Config, file string, m *auth.LoginModule, sec *auth.Section) error {
+	k, _ := sec.Kerberos()
+	if !k.UseKeyTab || k.KeyTab == "" || k.Principal == "" {
+		return fmt.Errorf("%s:%d: %w: Krb5LoginModule needs useKeyTab=true, keyTab and principal: Zoo reads its keys from a keytab", file, m.Line, auth.ErrJAAS)
+	}
+	kt, err := keytab.Load(k.KeyTab)
+	if err != nil {
+		return fmt.Errorf("%s:%d: %w: keyTab %s: %v", file, m.Line, auth.ErrJAAS, k.KeyTab, err)
+	}
+	a := c.Auth
+	s.SASL = &server.SASLConfig{
+		SuperUser:   a.SuperUser,
+		AllowFailed: a.AllowSASLFailedClients,
+		RemoveHost:  a.KerberosRemoveHost,
+		RemoveRealm: a.KerberosRemoveRealm,
+		Keytab:      kt,
+		Principal:   k.Principal,
+	}
+	log.Info("SASL GSSAPI (Kerberos) authentication on", "file", file, "principal", k.Principal, "keytab", k.KeyTab)
 	return nil
 }

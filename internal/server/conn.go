@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
-	"github.com/zoohq/zoo/internal/auth/digestmd5"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
@@ -43,7 +42,9 @@ type conn struct {
 
 	authMu sync.Mutex
 	auth   []jute.Id
-	sasl   *digestmd5.Server // the reader's SASL exchange, once begun
+	// The reader's SASL exchange, once begun, and its mechanism's name.
+	sasl     saslMechanism
+	saslMech string
 
 	// FIFO: a read waits until the session's earlier writes are applied.
 	wmu     sync.Mutex

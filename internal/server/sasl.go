@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/auth"
 	"github.com/zoohq/zoo/internal/auth/digestmd5"
@@ -29,6 +31,26 @@ type SASLConfig struct {
 	// RemoveHost and RemoveRealm shorten authenticated principals
 	// (kerberos.removeHostFromPrincipal, removeRealmFromPrincipal).
 	RemoveHost, RemoveRealm bool
+	// Keytab, when set, makes the mechanism GSSAPI (Kerberos) instead of
+	// DIGEST-MD5, as a JAAS Server section with Krb5LoginModule does in
+	// Apache: tickets for Principal ("zookeeper/host", without realm)
+	// are accepted with the keys of Keytab.
+	Keytab    *keytab.Keytab
+	Principal string
+}
+
+// saslMechanism is one SASL exchange, server side.
+type saslMechanism interface {
+	Step(token []byte) ([]byte, error)
+	Complete() bool
+	User() string
+}
+
+func (sc *SASLConfig) mechanism(now func() time.Time) (saslMechanism, string) {
+	if sc.Keytab != nil {
+		return auth.NewGSSAPIServer(sc.Keytab, sc.Principal, now), "GSSAPI"
+	}
+	return digestmd5.NewServer(digestmd5.Service, digestmd5.Host, sc.password, rand.Reader), "DIGEST-MD5"
 }
 
 // password is SaslServerCallbackHandler's lookup.
@@ -52,7 +74,7 @@ func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.
 		return nil
 	}
 	if c.sasl == nil {
-		c.sasl = digestmd5.NewServer(digestmd5.Service, digestmd5.Host, sc.password, rand.Reader)
+		c.sasl, c.saslMech = sc.mechanism(c.srv.cfg.Now)
 	}
 	token, err := c.sasl.Step(req.Token)
 	if err != nil {
@@ -66,7 +88,7 @@ func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.
 		}
 		c.addAuth(ids)
 		c.srv.log.Info("SASL authenticated", "session", sessionHex(c.sessionID()), "remote", c.nc.RemoteAddr(),
-			"mechanism", "DIGEST-MD5", "id", name, "super", len(ids) == 2)
+			"mechanism", c.saslMech, "id", name, "super", len(ids) == 2)
 	}
 	c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{Token: token}, start)
 	return nil
