@@ -24,6 +24,7 @@ func TestSASLServerConfig(t *testing.T) {
 	}
 	digest := write("digest.conf", "Server {\n org.apache.zookeeper.server.auth.DigestLoginModule required user_bob=\"pw\";\n};\n")
 	krb := write("krb.conf", "Server {\n com.sun.security.auth.module.Krb5LoginModule required\n useKeyTab=true keyTab=\"/k\" principal=\"zk/h@R\";\n};\n")
+	cache := write("cache.conf", "Server {\n com.sun.security.auth.module.Krb5LoginModule required\n useTicketCache=true principal=\"zk/h@R\";\n};\n")
 	clientOnly := write("client.conf", "Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"bob\" password=\"pw\"; };\n")
 	broken := write("broken.conf", "Server {\n org.apache.zookeeper.server.auth.DigestLoginModule needed;\n};\n")
 	log := slog.New(slog.DiscardHandler)
@@ -44,6 +45,9 @@ func TestSASLServerConfig(t *testing.T) {
 	}
 	if _, err := run(krb, nil); !errors.Is(err, auth.ErrJAAS) || !strings.Contains(err.Error(), krb+":2:") {
 		t.Errorf("Kerberos Server section: %v, want a refusal at %s:2", err, krb)
+	}
+	if _, err := run(cache, nil); !errors.Is(err, auth.ErrJAAS) || !strings.Contains(err.Error(), cache+":2:") || !strings.Contains(err.Error(), "useKeyTab") {
+		t.Errorf("Kerberos without a keytab: %v, want a refusal at %s:2", err, cache)
 	}
 	if _, err := run(broken, nil); !errors.Is(err, auth.ErrJAAS) || !strings.Contains(err.Error(), broken+":2:") {
 		t.Errorf("broken file: %v, want an error at %s:2", err, broken)

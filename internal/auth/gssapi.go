@@ -69,15 +69,22 @@ func (s *GSSAPIServer) Complete() bool { return s.step == 3 && !s.failed }
 func (s *GSSAPIServer) User() string { return s.user }
 
 // Step processes the client's next token and returns the server's reply.
-func (s *GSSAPIServer) Step(token []byte) ([]byte, error) {
+func (s *GSSAPIServer) Step(token []byte) (out []byte, err error) {
 	if s.failed {
 		return nil, fmt.Errorf("%w: exchange already failed", ErrGSSAPI)
 	}
-	out, err := s.step1(token)
-	if err != nil {
-		s.failed = true
-	}
-	return out, err
+	// The tokens come from the network and are parsed by gokrb5's ASN.1
+	// decoder; whatever it does with hostile bytes, a bad token must fail
+	// this exchange, never the server.
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%w: malformed token: %v", ErrGSSAPI, r)
+		}
+		if err != nil {
+			s.failed = true
+		}
+	}()
+	return s.step1(token)
 }
 
 func (s *GSSAPIServer) step1(token []byte) ([]byte, error) {
