@@ -28,7 +28,7 @@ type config struct {
 	maxFrame       int
 	sessionID      int64
 	password       []byte
-	sasl           *saslCreds
+	sasl           saslStarter
 }
 
 type authInfo struct {

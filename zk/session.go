@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -484,7 +485,8 @@ func (c *Client) dial(addr string) (*conn, error) {
 	}
 	if c.cfg.sasl != nil {
 		dl, _ := ctx.Deadline()
-		if err := saslLogin(nc, c.cfg.sasl, c.cfg.maxFrame, dl); err != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		if err := saslLogin(nc, c.cfg.sasl, host, c.cfg.maxFrame, dl); err != nil {
 			_ = nc.Close()
 			return nil, err
 		}
