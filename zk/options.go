@@ -31,6 +31,7 @@ type config struct {
 	sessionID      int64
 	password       []byte
 	hostProvider   func(hosts []string) HostProvider
+	sasl           saslStarter
 }
 
 type authInfo struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -403,6 +404,11 @@ func (c *Client) run() {
 				c.terminate(StateExpired, ErrSessionExpired)
 				return
 			}
+			if errors.Is(err, ErrAuthFailed) || errors.Is(err, ErrSessionClosedRequireSASLAuth) {
+				c.log.Warn("zk: SASL authentication failed", "server", addr, "err", err)
+				c.terminate(StateAuthFailed, ErrAuthFailed)
+				return
+			}
 			c.log.Info("zk: connection failed", "server", addr, "err", err)
 			c.mu.Lock()
 			c.lastErr = err
@@ -483,6 +489,14 @@ func (c *Client) dial(addr string) (*conn, error) {
 	if resp.TimeOut <= 0 {
 		_ = nc.Close()
 		return nil, ErrSessionExpired
+	}
+	if c.cfg.sasl != nil {
+		dl, _ := ctx.Deadline()
+		host, _, _ := net.SplitHostPort(addr)
+		if err := saslLogin(nc, c.cfg.sasl, host, c.cfg.maxFrame, dl); err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
 	}
 
 	negotiated := time.Duration(resp.TimeOut) * time.Millisecond

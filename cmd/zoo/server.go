@@ -106,6 +106,15 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		defer st.Close()
 	}
 	scfg := serverConfig(log, cfg)
+	if err := saslServerConfig(log, cfg, &scfg); err != nil {
+		return err
+	}
+	al, closeAudit, err := openAudit(log, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
+	scfg.Audit = al
 	if cfg.Distributed() {
 		e, err := ensemble(log, cfg)
 		if err != nil {

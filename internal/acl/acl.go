@@ -12,6 +12,10 @@
 //	ip      "addr[/bits]", matched against the connection's address.
 //	        The server gives every connection the id IPID(remote address).
 //	x509    a certificate's distinguished name, matched exactly.
+//	sasl    the name a SASL exchange authenticated ("bob", or a Kerberos
+//	        principal such as "zk/host@REALM"), matched exactly; the sasl
+//	        id "super" matches every sasl entry, as in Apache's
+//	        SASLAuthenticationProvider.
 //	super   never in an ACL: a session holding any super id passes every
 //	        check (digest auth with the configured super password gives it).
 //
@@ -21,6 +25,7 @@ package acl
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -34,6 +39,7 @@ const (
 	SchemeIP     = "ip"
 	SchemeX509   = "x509"
 	SchemeSuper  = "super"
+	SchemeSASL   = "sasl"
 )
 
 // Anyone is the id that matches every session (ZooDefs.Ids.ANYONE_ID_UNSAFE).
@@ -88,6 +94,8 @@ func matches(scheme, id, expr string) bool {
 		return id == expr
 	case SchemeIP:
 		return ipMatches(id, expr)
+	case SchemeSASL:
+		return id == expr || id == "super"
 	}
 	return false
 }
@@ -163,11 +171,12 @@ func dedup(acls []jute.ACL) []jute.ACL {
 const shortACL = 16
 
 // appendAuthenticated expands an auth entry: one entry per id of a scheme
-// whose Apache provider reports isAuthenticated() == true.
+// whose Apache provider reports isAuthenticated() == true, in the order
+// Apache iterates the session's ids (JavaSetOrder).
 func appendAuthenticated(out []jute.ACL, perms int32, ids []jute.Id) []jute.ACL {
-	for _, id := range ids {
+	for _, id := range JavaSetOrder(ids) {
 		switch id.Scheme {
-		case SchemeDigest, SchemeX509:
+		case SchemeDigest, SchemeX509, SchemeSASL:
 			out = append(out, jute.ACL{Perms: perms, ID: id})
 		}
 	}
@@ -188,8 +197,25 @@ func validID(id jute.Id) bool {
 		// Apache parses the id as an X.500 name, and only when the x509
 		// provider is configured. Zoo accepts any non-empty name.
 		return id.ID != ""
+	case SchemeSASL:
+		return validKerberosName(id.ID)
 	}
 	return false
+}
+
+// validKerberosName is SASLAuthenticationProvider.isValid: Apache's
+// KerberosName accepts a name without '/' and '@', or one of the form
+// service[/host]@REALM with no further '/' or '@'.
+func validKerberosName(name string) bool {
+	if !strings.ContainsAny(name, "/@") {
+		return true
+	}
+	primary, realm, ok := strings.Cut(name, "@")
+	if !ok || strings.Contains(realm, "@") || strings.Contains(realm, "/") {
+		return false
+	}
+	_, host, _ := strings.Cut(primary, "/")
+	return !strings.Contains(host, "/")
 }
 
 // validDigestID mirrors Apache's DigestAuthenticationProvider.isValid:

@@ -177,10 +177,12 @@ func TestFixup(t *testing.T) {
 			[]jute.ACL{{Perms: 31, ID: alice}},
 		},
 		{
+			// In Apache's set order (JavaSetOrder): x509 before this
+			// digest, as OpenJDK iterates them.
 			"auth id text is ignored",
 			[]jute.ACL{entry(5, SchemeAuth, "whatever")},
 			[]jute.Id{alice, x509},
-			[]jute.ACL{{Perms: 5, ID: alice}, {Perms: 5, ID: x509}},
+			[]jute.ACL{{Perms: 5, ID: x509}, {Perms: 5, ID: alice}},
 		},
 		{
 			// 3.8: [(3,bob),(3,alice),(31,bob)] - the expansion is not deduplicated.
@@ -349,6 +351,37 @@ func BenchmarkFixup40000(b *testing.B) {
 	for b.Loop() {
 		if _, err := Fixup(acls, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestSASLScheme(t *testing.T) {
+	bob := jute.Id{Scheme: SchemeSASL, ID: "bob"}
+	node := []jute.ACL{{Perms: jute.PermRead, ID: bob}}
+	for _, tc := range []struct {
+		ids  []jute.Id
+		want bool
+	}{
+		{[]jute.Id{bob}, true},
+		{[]jute.Id{{Scheme: SchemeSASL, ID: "alice"}}, false},
+		{[]jute.Id{{Scheme: SchemeDigest, ID: "bob"}}, false},
+		{[]jute.Id{{Scheme: SchemeSASL, ID: "super"}}, true}, // SASLAuthenticationProvider.matches
+	} {
+		if got := Check(node, jute.PermRead, tc.ids); got != tc.want {
+			t.Errorf("Check(sasl:bob, %v) = %v, want %v", tc.ids, got, tc.want)
+		}
+	}
+	got, err := Fixup([]jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: SchemeAuth}}}, []jute.Id{{Scheme: SchemeIP, ID: "127.0.0.1"}, bob})
+	if err != nil || len(got) != 1 || got[0].ID != bob {
+		t.Errorf("Fixup(auth) with a sasl id = %v, %v; want sasl:bob", got, err)
+	}
+	for name, valid := range map[string]bool{
+		"bob": true, "zookeeper/host.example.com@EXAMPLE.COM": true, "bob@EXAMPLE.COM": true,
+		"bob/host": false, "a@b@c": false, "a/b/c@R": false, "a@R/x": false,
+	} {
+		_, err := Fixup([]jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: SchemeSASL, ID: name}}}, nil)
+		if (err == nil) != valid {
+			t.Errorf("Fixup(sasl:%s) = %v, want valid %v", name, err, valid)
 		}
 	}
 }

@@ -60,6 +60,8 @@ type shell struct {
 	lost atomic.Bool
 	// tls, if not nil, is the TLS the client configuration asks for.
 	tls *tls.Config
+	// opts are extra options of every connection (SASL).
+	opts []zk.Option
 }
 
 // Main runs "zoo cli" with args (without the "cli" itself) and returns
@@ -70,12 +72,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	server := fs.String("server", "localhost:2181", "`host:port[,host:port...]` of the servers")
 	timeout := fs.Int("timeout", 30000, "session timeout in `ms`")
 	clientConf := fs.String("client-configuration", "", "a Java properties `file` of Apache client settings (zookeeper.client.secure, zookeeper.ssl.*)")
+	jaas := fs.String("jaas", jaasFromEnv(), "JAAS `file` whose Client section logs in with SASL DIGEST-MD5 (default: -Djava.security.auth.login.config in CLIENT_JVMFLAGS or JVMFLAGS)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	opts, err := saslOptions(*jaas)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	var tlsConf *tls.Config
 	if *clientConf != "" {
-		var err error
 		if tlsConf, err = clientTLS(*clientConf); err != nil {
 			fmt.Fprintf(stderr, "%v\n", err)
 			return exitError
@@ -88,6 +95,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		server:  *server,
 		timeout: time.Duration(*timeout) * time.Millisecond,
 		history: map[int]string{},
+		opts:    opts,
 	}
 	defer s.closeClient()
 	if fs.NArg() > 0 {
@@ -237,6 +245,7 @@ func (s *shell) connect(addr string) error {
 	if s.tls != nil {
 		opts = append(opts, zk.WithTLS(s.tls))
 	}
+	opts = append(opts, s.opts...)
 	c, err := zk.Connect(ctx, addr, opts...)
 	if err != nil {
 		return err

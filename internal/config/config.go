@@ -137,6 +137,9 @@ type Config struct {
 	// by zoo.cfg name, whether they came from zoo.cfg or from a -D flag.
 	Security map[string]string
 
+	// Auth holds the SASL, enforced-authentication and audit settings.
+	Auth Auth
+
 	// Warnings are the settings that were ignored or adjusted.
 	Warnings []Warning
 
@@ -370,11 +373,14 @@ func (c *Config) warn(pos Pos, key string, kind WarningKind, msg string) {
 
 // set applies one key. Unknown and unsupported keys become warnings.
 func (c *Config) set(key, value string, pos Pos, dynamic bool, servers map[int64]Server) error {
+	// Security settings first: a honoured one with a field of its own is
+	// handed on to its handler by setSecurity, so every security key is in
+	// Config.Security whichever way it was set.
+	if ok, err := c.setSecurity(key, value, pos); ok {
+		return err
+	}
 	if h, ok := handlers[key]; ok {
 		return h(c, value, pos)
-	}
-	if ok, err := c.setSecurity(key, value); ok {
-		return err
 	}
 	switch {
 	case strings.HasPrefix(key, "server."):

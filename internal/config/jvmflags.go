@@ -88,5 +88,5 @@ func (c *Config) setProperty(prop, value string, pos Pos) error {
 	}
 	c.Security[name] = value
 	c.pos[name] = pos
-	return nil
+	return c.applySecurity(name, value, pos)
 }

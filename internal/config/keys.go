@@ -61,6 +61,18 @@ var handlers = map[string]handler{
 	"skipACL":                   yesNoKey(func(c *Config) *bool { return &c.SkipACL }),
 	"enforceQuota":              sysBoolKey(func(c *Config) *bool { return &c.EnforceQuota }),
 	"metricsProvider.className": strKey(func(c *Config) *string { return &c.MetricsProviderClassName }, true),
+
+	"superUser": authStrKey(func(a *Auth) *string { return &a.SuperUser }),
+	"SASLAuthenticationProvider.superPassword": authStrKey(func(a *Auth) *string { return &a.SuperPassword }),
+	"allowSaslFailedClients":                   authBoolKey(func(a *Auth) *bool { return &a.AllowSASLFailedClients }),
+	"enforce.auth.enabled":                     authBoolKey(func(a *Auth) *bool { return &a.EnforceAuth }),
+	"enforce.auth.schemes":                     enforceSchemesKey,
+	"sessionRequireClientSASLAuth":             authBoolKey(func(a *Auth) *bool { return &a.SessionRequireClientSASLAuth }),
+	"kerberos.removeHostFromPrincipal":         authBoolKey(func(a *Auth) *bool { return &a.KerberosRemoveHost }),
+	"kerberos.removeRealmFromPrincipal":        authBoolKey(func(a *Auth) *bool { return &a.KerberosRemoveRealm }),
+	"audit.enable":                             authBoolKey(func(a *Auth) *bool { return &a.Audit }),
+	"audit.file":                               authStrKey(func(a *Auth) *string { return &a.AuditFile }),
+	"audit.maxFileSize":                        auditSizeKey,
 }
 
 // unsupported are Apache 3.8 keys Zoo does not implement, whose absence

@@ -114,25 +114,26 @@ var securityKeys = []securityKey{
 	{"ssl.quorum.handshakeDetectionTimeoutMillis", both, Honoured, nil},
 	{"ssl.quorum.*", both, Refused, nil},
 	// Authentication providers and super users.
-	{"authProvider.*", both, Refused, []string{digestProvider, x509Provider}},
+	{"authProvider.*", both, Refused, []string{digestProvider, x509Provider, SASLProviderClass, IPProviderClass}},
 	{"X509AuthenticationProvider.superUser", both, Honoured, nil},
-	{"superUser", both, Refused, nil},
+	{"superUser", both, Honoured, nil},
+	{"SASLAuthenticationProvider.superPassword", both, Honoured, nil},
 	{"DigestAuthenticationProvider.enabled", both, Refused, []string{"true"}},
 	{"DigestAuthenticationProvider.digestAlg", both, Refused, []string{"SHA1"}},
 	{"ensembleAuthName", both, Refused, nil},
 	// SASL, Kerberos and enforced authentication.
-	{"java.security.auth.login.config", propOnly, Refused, nil},
+	{"java.security.auth.login.config", propOnly, Honoured, nil},
 	{"java.security.krb5.conf", propOnly, Refused, nil},
 	{"sasl.*", both, Refused, nil},
 	{"authMeth", both, Refused, nil},
-	{"kerberos.removeHostFromPrincipal", both, Refused, nil},
-	{"kerberos.removeRealmFromPrincipal", both, Refused, nil},
+	{"kerberos.removeHostFromPrincipal", both, Honoured, nil},
+	{"kerberos.removeRealmFromPrincipal", both, Honoured, nil},
 	{"security.auth_to_local", both, Refused, nil},
-	{"enforce.auth.enabled", both, Refused, []string{"false"}},
-	{"enforce.auth.schemes", both, Refused, nil},
-	{"sessionRequireClientSASLAuth", both, Refused, []string{"false"}},
+	{"enforce.auth.enabled", both, Honoured, nil},
+	{"enforce.auth.schemes", both, Honoured, nil},
+	{"sessionRequireClientSASLAuth", both, Honoured, nil},
 	{"requireClientAuthScheme", both, Refused, nil},
-	{"allowSaslFailedClients", both, Refused, []string{"false"}},
+	{"allowSaslFailedClients", both, Honoured, nil},
 	// Quorum SASL (QuorumPeerConfig parses these itself).
 	{"quorum.auth.enableSasl", cfgOnly, Refused, []string{"false"}},
 	{"quorum.auth.learnerRequireSasl", cfgOnly, Refused, []string{"false"}},
@@ -145,7 +146,9 @@ var securityKeys = []securityKey{
 	{"admin.forceHttps", both, Refused, []string{"false"}},
 	{"admin.needClientAuth", both, Refused, []string{"false"}},
 	{"admin.portUnification", both, Refused, []string{"false"}},
-	{"audit.enable", both, Refused, []string{"false"}},
+	{"audit.enable", both, Honoured, nil},
+	{"audit.file", both, Honoured, nil},        // Zoo's own: where the records go
+	{"audit.maxFileSize", both, Honoured, nil}, // Zoo's own: when the file rotates
 	{"audit.*", both, Refused, nil},
 }
 
@@ -195,7 +198,7 @@ func (k securityKey) refusal(value string) error {
 
 // setSecurity applies a zoo.cfg key if it is a security setting. ok is
 // false when it is not one.
-func (c *Config) setSecurity(key, value string) (ok bool, err error) {
+func (c *Config) setSecurity(key, value string, pos Pos) (ok bool, err error) {
 	k, ok := lookupSecurity(key, fromCfg)
 	if !ok {
 		return false, nil
@@ -207,5 +210,22 @@ func (c *Config) setSecurity(key, value string) (ok bool, err error) {
 		c.Security = map[string]string{}
 	}
 	c.Security[key] = value
-	return true, nil
+	return true, c.applySecurity(key, value, pos)
+}
+
+// applySecurity hands an honoured security setting that has a field of its
+// own (the SASL, enforced-auth and audit settings of Config.Auth) to the
+// code that sets it, whether it came from zoo.cfg or from a -D flag.
+func (c *Config) applySecurity(name, value string, pos Pos) error {
+	switch {
+	case name == "java.security.auth.login.config":
+		c.Auth.JaasFile = value
+	case strings.HasPrefix(name, "authProvider."):
+		authProviderKey(c, value)
+	default:
+		if h, ok := handlers[name]; ok {
+			return h(c, value, pos)
+		}
+	}
+	return nil
 }

@@ -180,12 +180,23 @@ audit.enable=false
 // SERVER_JVMFLAGS).
 func TestJVMFlagsPrecedence(t *testing.T) {
 	c := mustCheck(t, "dataDir=/d\nclientPort=2181\nsslQuorum=false\nenforce.auth.enabled=false\n")
-	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", "-Dzookeeper.enforce.auth.enabled=true -Dzookeeper.audit.enable=true"); err == nil ||
-		strings.Contains(err.Error(), "enforce.auth") || !strings.Contains(err.Error(), "-Dzookeeper.audit.enable") {
-		t.Errorf("zoo.cfg should win for enforce.auth.enabled, audit.enable refused: %v", err)
+	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", "-Dzookeeper.enforce.auth.enabled=true -Dzookeeper.ssl.crl=true"); err == nil ||
+		strings.Contains(err.Error(), "enforce.auth") || !strings.Contains(err.Error(), "-Dzookeeper.ssl.crl") {
+		t.Errorf("zoo.cfg should win for enforce.auth.enabled, ssl.crl refused: %v", err)
 	}
-	if got := c.Security["enforce.auth.enabled"]; got != "false" {
-		t.Errorf("enforce.auth.enabled = %q, want zoo.cfg's false", got)
+	if got := c.Security["enforce.auth.enabled"]; got != "false" || c.Auth.EnforceAuth {
+		t.Errorf("enforce.auth.enabled = %q (EnforceAuth %v), want zoo.cfg's false", got, c.Auth.EnforceAuth)
+	}
+	// A honoured setting given only as a -D flag reaches its field, as
+	// zoo.cfg's would.
+	c = mustCheck(t, "dataDir=/d\nclientPort=2181\n")
+	flags := "-Dzookeeper.sessionRequireClientSASLAuth=true -Dzookeeper.superUser=admin " +
+		"-Dzookeeper.authProvider.1=" + SASLProviderClass + " -Djava.security.auth.login.config=/etc/zk/jaas.conf"
+	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", flags); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Auth.SessionRequireClientSASLAuth || c.Auth.SuperUser != "admin" || !c.Auth.SASLProvider || c.Auth.JaasFile != "/etc/zk/jaas.conf" {
+		t.Errorf("-D flags did not reach Config.Auth: %+v", c.Auth)
 	}
 	c = mustCheck(t, "dataDir=/d\nclientPort=2181\n")
 	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", "-Dzookeeper.client.portUnification=false"); err != nil {

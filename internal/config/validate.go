@@ -21,6 +21,7 @@ func (c *Config) Validate() error {
 	v.client()
 	v.servers()
 	v.ensemble()
+	v.auth()
 	return v.probs.err()
 }
 

@@ -19,6 +19,7 @@ type pending struct {
 	op      jute.Op
 	start   time.Time
 	path    string                // sync's path, echoed in its reply
+	rec     jute.Record           // the request, for the audit log
 	connect *jute.ConnectResponse // the reply to a createSession
 }
 
@@ -50,6 +51,7 @@ func (s *Server) onApply(ev replica.Event) {
 		if p := s.takePending(ev.Tag); p != nil {
 			s.complete(p, ev)
 		}
+		s.auditEphemerals(ev)
 		s.sessionChanged(ev.Txn)
 		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
 			s.reconfigured(ev.Result.Data)
@@ -148,6 +150,7 @@ func (s *Server) complete(p *pending, ev replica.Event) {
 	code, resp := writeReply(p.op, ev.Result)
 	c.reply(p.xid, ev.Zxid, code, resp, p.start)
 	s.metrics.updateLatency.Observe(sinceMs(p.start))
+	s.auditWrite(p, ev.Result)
 }
 
 // movedHere reports whether a session's move here (its setOwner, just

@@ -50,6 +50,9 @@ type conn struct {
 
 	authMu sync.Mutex
 	auth   []jute.Id
+	// The reader's SASL exchange, once begun, and its mechanism's name.
+	sasl     saslMechanism
+	saslMech string
 
 	// FIFO: a read waits until the session's earlier writes are applied.
 	wmu     sync.Mutex
@@ -362,6 +365,11 @@ func (c *conn) handle(frame []byte) error {
 	switch h.Type {
 	case jute.OpAuth:
 		return c.authenticate(h, body)
+	}
+	if h.Type != jute.OpSASL && !c.enforceAuth(h) {
+		return errFinishing
+	}
+	switch h.Type {
 	case jute.OpPing, jute.OpCloseSession, jute.OpWhoAmI:
 		return c.dispatch(h, nil, start)
 	}
@@ -386,21 +394,18 @@ func (c *conn) handle(frame []byte) error {
 		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
 		return nil
 	case h.Type == jute.OpSASL:
-		// No SASL is configured: Apache answers OK with zxid 0 and a null
-		// token, and a client with a JAAS section carries on.
 		if !c.waitWrites() {
 			c.release()
 			return net.ErrClosed
 		}
-		c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{}, start)
-		return nil
+		return c.saslStep(h, rec.(*jute.SASLRequest), start)
 	}
 	return c.dispatch(h, rec, start)
 }
 
 func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
 	if isWrite(h.Type) {
-		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec)},
+		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec), rec: rec},
 			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})
 		if err == nil && h.Type == jute.OpSync && !c.waitWrites() {
 			// A sync completes after the writes applied with it, so the

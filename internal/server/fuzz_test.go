@@ -28,6 +28,8 @@ func fuzzServer(t *testing.T) *testServer {
 		cfg.TickTime = 100 * time.Millisecond
 		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 1000, 1000
 		cfg.ContainerCheck = 100 * time.Millisecond
+		// SASL on, so sasl requests run the DIGEST-MD5 exchange.
+		cfg.SASL = &SASLConfig{Users: map[string]string{"bob": "pw"}}
 		fuzzSrv.ts = newTestServer(t, cfg)
 	})
 	if fuzzSrv.ts == nil {
@@ -126,6 +128,8 @@ func fuzzSeeds() [][]byte {
 	valid := [][]byte{
 		getData,
 		req(jute.XidPing, jute.OpPing, nil),
+		cat(req(1, jute.OpSASL, &jute.SASLRequest{Token: []byte{}}), req(2, jute.OpSASL, &jute.SASLRequest{Token: []byte(
+			`charset=utf-8,username="bob",realm="zk-sasl-md5",nonce="x",nc=00000001,cnonce="y",digest-uri="zookeeper/zk-sasl-md5",maxbuf=65536,response=0123456789abcdef0123456789abcdef,qop=auth`)})),
 		cat(req(1, jute.OpCreate, create), req(2, jute.OpSetData, &jute.SetDataRequest{Path: "/f", Data: []byte("y"), Version: -1}),
 			req(3, jute.OpGetData, &jute.PathWatch{Path: "/f"}), req(4, jute.OpDelete, &jute.PathVersion{Path: "/f", Version: -1})),
 		req(1, jute.OpCreate2, createReq("/s-", nil, jute.FlagEphemeralSequential)),

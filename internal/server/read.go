@@ -42,7 +42,8 @@ func (s *Server) read(c *conn, h jute.RequestHeader, rec jute.Record, st *txn.St
 	case jute.OpSetWatches2:
 		return s.setWatches(c, rec.(*jute.SetWatches2), st, zxid)
 	case jute.OpWhoAmI:
-		return jute.OK, whoAmI(c.authIDs())
+		// In the order Apache iterates its set of ids.
+		return jute.OK, whoAmI(acl.JavaSetOrder(c.authIDs()))
 	}
 	return jute.Unimplemented, nil
 }

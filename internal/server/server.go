@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zoohq/zoo/internal/audit"
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/metrics"
@@ -85,6 +86,18 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
+	// SASL is the DIGEST-MD5 login of the JAAS Server section; nil means
+	// none, and a sasl request is answered with a null token, as Apache
+	// does without one.
+	SASL *SASLConfig
+	// EnforceAuthSchemes, when not empty, are the schemes a connection
+	// must hold an id of before its requests are served
+	// (enforce.auth.schemes, or sasl for sessionRequireClientSASLAuth).
+	EnforceAuthSchemes []string
+	// Audit, when set, receives an audit record for every write, ACL
+	// change and ephemeral node removed with its session (audit.enable).
+	// The caller opens and closes it.
+	Audit *audit.Logger
 	// ExtendedTypes enables TTL nodes (extendedTypesEnabled).
 	ExtendedTypes bool
 	// EnforceQuota fails requests past a hard quota with QuotaExceeded;

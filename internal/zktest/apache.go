@@ -57,6 +57,13 @@ type Apache struct {
 	// TLS, if not empty, is zoo.cfg lines of ssl.* settings: the server
 	// then also listens on a secureClientPort (Netty), at SecureAddr.
 	TLS string
+	// JAAS, when set, is written to jaas.conf and named by
+	// -Djava.security.auth.login.config (the SASL login).
+	JAAS string
+	// Extra are more zoo.cfg lines ("key=value").
+	Extra []string
+	// JVMFlags are more -D flags.
+	JVMFlags []string
 }
 
 // servletJar is the servlet API Debian's Jetty build of the AdminServer
@@ -122,6 +129,13 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 		if err := os.WriteFile(filepath.Join(data, "myid"), []byte("1\n"), 0o644); err != nil {
 			return nil, err
 		}
+	}
+	if a.JAAS != "" {
+		jaas := filepath.Join(dir, "jaas.conf")
+		if err := os.WriteFile(jaas, []byte(a.JAAS), 0o644); err != nil {
+			return nil, err
+		}
+		a.JVMFlags = append(slices.Clip(a.JVMFlags), "-Djava.security.auth.login.config="+jaas)
 	}
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(a.config(data, ports)), 0o644); err != nil {
@@ -198,6 +212,9 @@ func (a Apache) config(data string, ports []int) string {
 			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", id, ports[2*id-1], ports[2*id])
 		}
 	}
+	for _, l := range a.Extra {
+		b.WriteString(l + "\n")
+	}
 	return b.String()
 }
 
@@ -218,7 +235,7 @@ func (a Apache) jvmFlags() []string {
 	if a.ReadOnly {
 		flags = append(flags, "-Dreadonlymode.enabled=true")
 	}
-	return flags
+	return append(flags, a.JVMFlags...)
 }
 
 func (a Apache) mode() string {

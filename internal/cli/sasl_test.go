@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	zooserver "github.com/zoohq/zoo/internal/server"
+)
+
+// TestSASLJAASClient: zoo cli logs in with the JAAS Client section, as
+// zkCli.sh does, where the server requires SASL.
+func TestSASLJAASClient(t *testing.T) {
+	srv, err := zooserver.New(zooserver.Config{
+		Logger:             slog.New(slog.DiscardHandler),
+		SASL:               &zooserver.SASLConfig{Users: map[string]string{"bob": "pw"}},
+		EnforceAuthSchemes: []string{"sasl"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		<-served
+	})
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	if err := os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="pw"; };`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLIENT_JVMFLAGS", "-Djava.security.auth.login.config="+jaas)
+	stdout, stderr, status := run(t, "", "-server", addr, "-timeout", "5000", "whoami")
+	if want := "Auth scheme: User\nsasl: bob\nip: 127.0.0.1\n"; status != 0 || stdout != want {
+		t.Errorf("whoami with JAAS: status %d, stdout %q, stderr %q; want %q", status, stdout, stderr, want)
+	}
+	wrong := filepath.Join(dir, "wrong.conf")
+	if err := os.WriteFile(wrong, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="no"; };`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, status := run(t, "", "-server", addr, "-timeout", "5000", "-jaas", wrong, "whoami"); status == 0 {
+		t.Error("a wrong password succeeded")
+	}
+	if _, stderr, status := run(t, "", "-server", addr, "-jaas", filepath.Join(dir, "missing"), "whoami"); status != 2 || stderr == "" {
+		t.Errorf("a missing JAAS file: status %d, stderr %q", status, stderr)
+	}
+}
