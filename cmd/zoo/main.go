@@ -32,6 +32,8 @@ commands:
   status host:port[,host:port...]
                      each server's role, raft term, last zxid, leader, live
                      peer links and (from the leader) each member's lag
+  import [-config zoo.cfg] APACHE_DATADIR [APACHE_DATALOGDIR] ZOO_DATADIR
+                     convert an Apache ZooKeeper data directory to Zoo's
   version            print the version
 ` + dumpUsage
 
@@ -50,6 +52,8 @@ func main() {
 		os.Exit(runDump(cmd, args, os.Stdout, os.Stderr))
 	case "status":
 		err = runStatus(args, os.Stdout)
+	case "import":
+		err = runImport(args, os.Stdout, os.Stderr)
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":

@@ -31,7 +31,11 @@ func checkDataDirs(fs vfs.FS, logDir, snapDir string) error {
 	for _, parent := range uniq(filepath.Dir(logDir), filepath.Dir(snapDir)) {
 		errs = append(errs, checkParent(fs, parent))
 	}
-	errs = append(errs, checkKnown(fs, logDir, isLogFile), checkKnown(fs, snapDir, isSnapFile))
+	// Either kind in either directory: dataDir and dataLogDir may be one.
+	errs = append(errs, checkKnown(fs, logDir, isZooFile))
+	if snapDir != logDir {
+		errs = append(errs, checkKnown(fs, snapDir, isZooFile))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -94,8 +98,7 @@ var (
 	snapFile = regexp.MustCompile(`^snap\.[0-9a-f]{16}(\.tmp)?$`)
 )
 
-func isLogFile(n string) bool  { return walFile.MatchString(n) }
-func isSnapFile(n string) bool { return snapFile.MatchString(n) }
+func isZooFile(n string) bool { return walFile.MatchString(n) || snapFile.MatchString(n) }
 
 // checkSnapshotsHaveLog refuses snapshots without a log: the log holds
 // the commit point of every snapshot and what came after it, so a
