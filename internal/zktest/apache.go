@@ -45,12 +45,19 @@ type Apache struct {
 	// members never start, with read-only mode on: it serves read-only
 	// sessions. Apache 3.8 needs local sessions for those.
 	ReadOnly bool
+	// DataDir, if set, is the dataDir to use (an existing one to start
+	// from); by default each start gets a new one under its directory.
+	DataDir string
+	// Props are more Java system properties ("zookeeper.snapCount=20"),
+	// passed as -D flags.
+	Props []string
 }
 
 // Server is a running Apache server.
 type Server struct {
 	Addr    string // 127.0.0.1:port
 	LogPath string
+	DataDir string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	once    sync.Once
@@ -89,6 +96,9 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	if a.DataDir != "" {
+		data = a.DataDir
+	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
@@ -101,7 +111,7 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 	if err := os.WriteFile(cfgPath, []byte(a.config(data, ports)), 0o644); err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), DataDir: data, exited: make(chan struct{})}
 	logFile, err := os.Create(s.LogPath)
 	if err != nil {
 		return nil, err
@@ -171,6 +181,9 @@ func (a Apache) jvmFlags() []string {
 	}
 	if a.ReadOnly {
 		flags = append(flags, "-Dreadonlymode.enabled=true")
+	}
+	for _, p := range a.Props {
+		flags = append(flags, "-D"+p)
 	}
 	return flags
 }
