@@ -112,7 +112,7 @@ func importDir(src, logSrc, dst string, cfg *config.Config, ignoreDigest bool, o
 	if res.DigestsChecked > 0 {
 		digest = fmt.Sprintf("%d digests verified", res.DigestsChecked-res.DigestMismatches)
 		if res.DigestMismatches > 0 {
-			digest += fmt.Sprintf(", %d MISMATCHED (imported with -ignore-digest)", res.DigestMismatches)
+			digest += fmt.Sprintf(", %d MISMATCHED (see the warnings)", res.DigestMismatches)
 		}
 	}
 	fmt.Fprintf(out, "imported %s (snapshot %s, %d txns replayed from %d logs) into %s in %v (%.0f znodes/s)\n",
