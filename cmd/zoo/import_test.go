@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,8 +39,16 @@ func startApache(t *testing.T, a zktest.Apache) *zktest.Server {
 	return s
 }
 
-// startZoo serves the Zoo data directory dir in-process.
+// startZoo serves the Zoo data directory dir in-process until the test
+// ends.
 func startZoo(t *testing.T, dir string) string {
+	addr, stop := startZooStop(t, dir)
+	t.Cleanup(stop)
+	return addr
+}
+
+// startZooStop is startZoo, stopped by the function it returns.
+func startZooStop(t *testing.T, dir string) (string, func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir, cfg.DataLogDir = dir, dir
@@ -56,15 +65,17 @@ func startZoo(t *testing.T, dir string) string {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-served
-	})
-	return ln.Addr().String()
+	var once sync.Once
+	return ln.Addr().String(), func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			<-served
+		})
+	}
 }
 
 func connect(t *testing.T, addr string, opts ...zk.Option) *zk.Client {

@@ -34,6 +34,8 @@ commands:
                      peer links and (from the leader) each member's lag
   import [-config zoo.cfg] APACHE_DATADIR [APACHE_DATALOGDIR] ZOO_DATADIR
                      convert an Apache ZooKeeper data directory to Zoo's
+  export [-compression gz|snappy] ZOO_DATADIR APACHE_DATADIR
+                     write a stopped Zoo data directory as an Apache 3.8 one
   version            print the version
 ` + dumpUsage
 
@@ -54,6 +56,8 @@ func main() {
 		err = runStatus(args, os.Stdout)
 	case "import":
 		err = runImport(args, os.Stdout, os.Stderr)
+	case "export":
+		err = runExport(args, os.Stdout, os.Stderr)
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":

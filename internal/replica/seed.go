@@ -6,6 +6,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/snap"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/wal"
@@ -61,4 +62,35 @@ func Seed(fs vfs.FS, logDir, snapDir string, st *txn.State, opts SeedOptions) er
 		return fmt.Errorf("replica: seed: %w", err)
 	}
 	return nil
+}
+
+// Recover reads the state a server would start with from a data
+// directory's log and snapshots (Config's FS, Dir, SnapDir and ID) and
+// returns it with its last zxid, without running the replica. The
+// directory must not be in use by a running server; as at any start, the
+// log gets a fresh segment. `zoo export` uses it.
+func Recover(cfg Config) (*txn.State, int64, error) {
+	if cfg.Dir == "" {
+		return nil, 0, fmt.Errorf("replica: recover: no log directory")
+	}
+	if Fresh(cfg) {
+		return nil, 0, fmt.Errorf("replica: recover: %s holds no log", cfg.Dir)
+	}
+	st := txn.NewState(tree.New())
+	cfg.State = st
+	cfg.Prep = txn.NewPrepper(st, txn.PrepConfig{})
+	if cfg.OnApply == nil {
+		cfg.OnApply = func(Event) {}
+	}
+	if cfg.ID == 0 {
+		cfg.ID = 1
+	}
+	r, err := New(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.closeLog()
+	var zxid int64
+	r.Read(func(_ *txn.State, z int64) { zxid = z })
+	return st, zxid, nil
 }

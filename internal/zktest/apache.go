@@ -98,6 +98,9 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 	data := filepath.Join(dir, "data")
 	if a.DataDir != "" {
 		data = a.DataDir
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
