@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/zoohq/zoo/internal/apache"
@@ -91,11 +92,16 @@ func importDir(src, logSrc, dst string, cfg *config.Config, ignoreDigest bool, o
 	if err != nil {
 		return err
 	}
+	sum := summary{nodes: st.Tree.NodeCount(), sessions: len(st.Sessions), ephemerals: st.Tree.EphemeralCount(), digest: st.Tree.Digest()}
+	// Only writeZooDir holds the state from here on, and it drops it
+	// before reading the snapshot back: two trees at once would double
+	// the peak memory.
+	res.State = nil
 	tmp := filepath.Clean(dst) + fmt.Sprintf(".import-%d", os.Getpid())
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	if err := writeZooDir(tmp, src, st, seed); err != nil {
+	if err := writeZooDir(tmp, src, st, seed, sum); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
@@ -116,9 +122,9 @@ func importDir(src, logSrc, dst string, cfg *config.Config, ignoreDigest bool, o
 		}
 	}
 	fmt.Fprintf(out, "imported %s (snapshot %s, %d txns replayed from %d logs) into %s in %v (%.0f znodes/s)\n",
-		src, res.Snapshot, res.Txns, len(res.Logs), dst, el.Round(time.Millisecond), float64(st.Tree.NodeCount())/el.Seconds())
+		src, res.Snapshot, res.Txns, len(res.Logs), dst, el.Round(time.Millisecond), float64(sum.nodes)/el.Seconds())
 	fmt.Fprintf(out, "znodes %d, sessions %d, ephemerals %d, last zxid %#x (Zoo continues at %d), %s\n",
-		st.Tree.NodeCount(), len(st.Sessions), st.Tree.EphemeralCount(), res.Zxid, seed.Index+1, digest)
+		sum.nodes, sum.sessions, sum.ephemerals, res.Zxid, seed.Index+1, digest)
 	return nil
 }
 
@@ -171,11 +177,13 @@ func seedOptions(cfg *config.Config, zxid int64, st *txn.State) (replica.SeedOpt
 // writeZooDir writes the Zoo data directory (log/, snap/, and Apache's
 // myid if there was one) into dir, then checks that the snapshot loads
 // back into the same tree.
-func writeZooDir(dir, src string, st *txn.State, seed replica.SeedOptions) error {
+func writeZooDir(dir, src string, st *txn.State, seed replica.SeedOptions, want summary) error {
 	logDir, snapDir := filepath.Join(dir, "log"), filepath.Join(dir, "snap")
 	if err := replica.Seed(vfs.Default, logDir, snapDir, st, seed); err != nil {
 		return err
 	}
+	st = nil // the collector may take the tree before the read-back
+	runtime.GC()
 	if b, err := os.ReadFile(filepath.Join(src, "myid")); err == nil {
 		if err := os.WriteFile(filepath.Join(dir, "myid"), b, 0o644); err != nil {
 			return err
@@ -185,8 +193,15 @@ func writeZooDir(dir, src string, st *txn.State, seed replica.SeedOptions) error
 	if err != nil {
 		return fmt.Errorf("reading back the written snapshot: %w", err)
 	}
-	if back.Tree.Digest() != st.Tree.Digest() || len(back.Sessions) != len(st.Sessions) {
+	if back.Tree.Digest() != want.digest || len(back.Sessions) != want.sessions || back.Tree.NodeCount() != want.nodes {
 		return errors.New("the written snapshot does not read back as the imported tree")
 	}
 	return nil
+}
+
+// summary is what the import reports, and what the written snapshot must
+// read back as.
+type summary struct {
+	nodes, sessions, ephemerals int
+	digest                      uint64
 }
