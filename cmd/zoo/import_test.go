@@ -48,11 +48,14 @@ func startZoo(t *testing.T, dir string) string {
 }
 
 // startZooStop is startZoo, stopped by the function it returns.
-func startZooStop(t *testing.T, dir string) (string, func()) {
+func startZooStop(t *testing.T, dir string, opts ...func(*config.Config)) (string, func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir, cfg.DataLogDir = dir, dir
 	cfg.ExtendedTypesEnabled = true
+	for _, o := range opts {
+		o(cfg)
+	}
 	scfg := serverConfig(slog.New(slog.DiscardHandler), cfg)
 	scfg.Logger = slog.New(slog.DiscardHandler)
 	srv, err := server.New(scfg)

@@ -36,6 +36,10 @@ commands:
                      convert an Apache ZooKeeper data directory to Zoo's
   export [-compression gz|snappy] ZOO_DATADIR APACHE_DATADIR
                      write a stopped Zoo data directory as an Apache 3.8 one
+  backup (-datadir DIR | -url URL) OUT
+                     back up a running server's data (snapshot + log tail)
+  restore [-to-zxid Z | -to-time T] BACKUP DATADIR
+                     write a data directory from a backup, to a point in time
   version            print the version
 ` + dumpUsage
 
@@ -58,6 +62,10 @@ func main() {
 		err = runImport(args, os.Stdout, os.Stderr)
 	case "export":
 		err = runExport(args, os.Stdout, os.Stderr)
+	case "backup":
+		err = runBackup(args, os.Stdout, os.Stderr)
+	case "restore":
+		err = runRestore(args, os.Stdout, os.Stderr)
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":

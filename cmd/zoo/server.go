@@ -23,6 +23,7 @@ func runServer(args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
+	bk := backupFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +57,11 @@ func runServer(args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
+	stopBackup, err := bk.start(log, cfg)
+	if err != nil {
+		return err
+	}
+	defer stopBackup()
 	return serve(log, cfg)
 }
 
