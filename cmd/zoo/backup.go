@@ -162,6 +162,7 @@ func runRestore(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if cfg.Distributed() {
+			opts.Membership = []byte(cfg.Membership())
 			for _, s := range cfg.Servers {
 				if s.Type == config.Observer {
 					opts.Learners = append(opts.Learners, uint64(s.ID))
@@ -187,12 +188,7 @@ func runRestore(args []string, stdout, stderr io.Writer) error {
 	defer os.RemoveAll(scratch)
 	res, err := backup.Restore(in, vfs.Default, scratch, tmp, opts)
 	if err == nil {
-		if err = os.Remove(dst); errors.Is(err, os.ErrNotExist) {
-			err = nil
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
+		err = replaceDir(tmp, dst)
 	}
 	if err != nil {
 		os.RemoveAll(tmp)

@@ -61,11 +61,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := replaceDir(tmp, dst); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}

@@ -105,11 +105,7 @@ func importDir(src, logSrc, dst string, cfg *config.Config, ignoreDigest bool, o
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := replaceDir(tmp, dst); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
@@ -128,7 +124,8 @@ func importDir(src, logSrc, dst string, cfg *config.Config, ignoreDigest bool, o
 	return nil
 }
 
-// checkEmpty refuses a destination that holds anything.
+// checkEmpty refuses a destination that holds anything but a myid file
+// (which an ensemble member's zoo.cfg needs before anything is in it).
 func checkEmpty(dst string) error {
 	ents, err := os.ReadDir(dst)
 	if errors.Is(err, os.ErrNotExist) {
@@ -137,10 +134,27 @@ func checkEmpty(dst string) error {
 	if err != nil {
 		return err
 	}
-	if len(ents) > 0 {
-		return fmt.Errorf("%s is not empty: zoo import writes a new data directory", dst)
+	for _, e := range ents {
+		if e.Name() != "myid" {
+			return fmt.Errorf("%s is not empty (it holds %s): a new data directory is written there", dst, e.Name())
+		}
 	}
 	return nil
+}
+
+// replaceDir moves the directory written at tmp to dst, which checkEmpty
+// allowed: dst's myid, if any, goes with it.
+func replaceDir(tmp, dst string) error {
+	myid := filepath.Join(dst, "myid")
+	if _, err := os.Stat(myid); err == nil {
+		if err := os.Rename(myid, filepath.Join(tmp, "myid")); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 // seedOptions maps Apache's last zxid onto Zoo's log: the log starts at
@@ -160,10 +174,10 @@ func seedOptions(cfg *config.Config, zxid int64, st *txn.State) (replica.SeedOpt
 				o.Voters = append(o.Voters, uint64(s.ID))
 			}
 		}
-		if data, _, _ := st.Tree.Get(tree.ConfigPath); len(data) == 0 {
-			if _, err := st.Tree.SetData(tree.ConfigPath, []byte(cfg.Membership()), -1, 0, 0); err != nil {
-				return o, err
-			}
+		// Zoo's membership, which Apache's dynamic config (if any)
+		// does not name the same way.
+		if _, err := st.Tree.SetData(tree.ConfigPath, []byte(cfg.Membership()), -1, zxid, 0); err != nil {
+			return o, err
 		}
 	default:
 		o.Voters = []uint64{uint64(max(cfg.MyID, 1))}

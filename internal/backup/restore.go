@@ -14,6 +14,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/snap"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/wal"
@@ -34,7 +35,11 @@ type RestoreOptions struct {
 	// Voters and Learners are the membership of the restored directory;
 	// none: a standalone server with id 1.
 	Voters, Learners []uint64
-	Compression      snap.Compression
+	// Membership, if set, replaces /zookeeper/config: the zoo.cfg
+	// server lines the restored ensemble runs with, which must name the
+	// same members as Voters and Learners.
+	Membership  []byte
+	Compression snap.Compression
 }
 
 // Restored describes a restore.
@@ -109,6 +114,11 @@ func Restore(r io.Reader, fs vfs.FS, scratch, dst string, opts RestoreOptions) (
 		// Nothing after the snapshot is old enough: the snapshot itself
 		// may be newer than the time asked for.
 		return out, fmt.Errorf("%w: no txn after the snapshot at %d is at or before time %d", ErrTarget, meta.Index, t.Time)
+	}
+	if opts.Membership != nil {
+		if _, err := st.Tree.SetData(tree.ConfigPath, opts.Membership, -1, last, 0); err != nil {
+			return out, fmt.Errorf("backup: membership: %w", err)
+		}
 	}
 	out.Zxid, out.Nodes, out.Sessions = last, st.Tree.NodeCount(), len(st.Sessions)
 	voters := opts.Voters
