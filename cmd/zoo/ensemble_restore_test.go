@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zoohq/zoo/internal/apache"
 	"github.com/zoohq/zoo/internal/config"
+	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/server"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/zktest"
 	"github.com/zoohq/zoo/zk"
 )
@@ -47,8 +51,47 @@ func TestRestoreEnsembleFromOneBackup(t *testing.T) {
 	}
 	stop()
 
-	// The ensemble's zoo.cfg: quorum ports held open until each member
-	// takes its listener.
+	addrs := startEnsembleFrom(t, func(cfgPath, dir string) error {
+		out.Reset()
+		if err := runRestore([]string{"-config", cfgPath, bk, dir}, &out, &out); err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		return nil
+	})
+	leader := waitLeader(t, addrs)
+	t.Logf("leader %s", leader)
+	lc := connect(t, addrs[2])
+	defer lc.Close()
+	data, _, err := lc.Get(ctx, "/k")
+	if err != nil || string(data) != "50" {
+		t.Fatalf("restored ensemble: /k = %q, %v", data, err)
+	}
+	st, err := lc.Set(ctx, "/k", []byte("after"), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mzxid <= last.Mzxid {
+		t.Fatalf("a write after the restore got zxid %d, not above the backup's %d", st.Mzxid, last.Mzxid)
+	}
+	for _, a := range addrs {
+		mc := connect(t, a)
+		if err := mc.Sync(ctx, "/k"); err != nil {
+			t.Fatal(err)
+		}
+		data, _, err := mc.Get(ctx, "/k")
+		mc.Close()
+		if err != nil || string(data) != "after" {
+			t.Fatalf("member %s: /k = %q, %v", a, data, err)
+		}
+	}
+}
+
+// startEnsembleFrom writes three members' zoo.cfg (quorum ports held
+// open until each member takes its listener) and myid, fills each
+// member's dataDir with fill(cfgPath, dataDir), starts them and returns
+// their client addresses.
+func startEnsembleFrom(t *testing.T, fill func(cfgPath, dir string) error) []string {
+	t.Helper()
 	const n = 3
 	quorum := make([]net.Listener, n)
 	var servers strings.Builder
@@ -76,9 +119,8 @@ func TestRestoreEnsembleFromOneBackup(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintln(id)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out.Reset()
-		if err := runRestore([]string{"-config", cfgPath, bk, dir}, &out, &out); err != nil {
-			t.Fatalf("restore member %d: %v\n%s", id, err, out.String())
+		if err := fill(cfgPath, dir); err != nil {
+			t.Fatalf("member %d: %v", id, err)
 		}
 		cfg, err := config.Load(cfgPath)
 		if err != nil {
@@ -86,32 +128,7 @@ func TestRestoreEnsembleFromOneBackup(t *testing.T) {
 		}
 		addrs = append(addrs, startMember(t, cfg, quorum))
 	}
-	leader := waitLeader(t, addrs)
-	t.Logf("leader %s", leader)
-	lc := connect(t, addrs[2])
-	defer lc.Close()
-	data, _, err := lc.Get(ctx, "/k")
-	if err != nil || string(data) != "50" {
-		t.Fatalf("restored ensemble: /k = %q, %v", data, err)
-	}
-	st, err := lc.Set(ctx, "/k", []byte("after"), -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mzxid <= last.Mzxid {
-		t.Fatalf("a write after the restore got zxid %d, not above the backup's %d", st.Mzxid, last.Mzxid)
-	}
-	for _, a := range addrs {
-		mc := connect(t, a)
-		if err := mc.Sync(ctx, "/k"); err != nil {
-			t.Fatal(err)
-		}
-		data, _, err := mc.Get(ctx, "/k")
-		mc.Close()
-		if err != nil || string(data) != "after" {
-			t.Fatalf("member %s: /k = %q, %v", a, data, err)
-		}
-	}
+	return addrs
 }
 
 // startMember starts one member of an ensemble from its zoo.cfg, on the
@@ -162,4 +179,51 @@ func waitLeader(t *testing.T, addrs []string) string {
 	}
 	t.Fatalf("no leader among %v within 30s", addrs)
 	return ""
+}
+
+// TestImportIntoEnsemble: an Apache data directory imported with the
+// ensemble's zoo.cfg into every member's dataDir starts as one ensemble
+// with the imported tree, its writes above Apache's zxids.
+func TestImportIntoEnsemble(t *testing.T) {
+	const zxid = 0x300000010 // epoch 3
+	st := txn.NewState(tree.New())
+	acl := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	if _, err := st.Tree.CreateNode("/imported", []byte("v"), acl, 0, -1, zxid-3, 1); err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	var b bytes.Buffer
+	if err := apache.WriteSnapshot(&b, st, zxid, apache.Plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(src, "version-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "version-2", apache.SnapshotName(zxid, apache.Plain)), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	addrs := startEnsembleFrom(t, func(cfgPath, dir string) error {
+		out.Reset()
+		if err := runImport([]string{"-config", cfgPath, src, dir}, &out, &out); err != nil {
+			return fmt.Errorf("%w\n%s", err, out.String())
+		}
+		return nil
+	})
+	waitLeader(t, addrs)
+	ctx := context.Background()
+	c := connect(t, addrs[1])
+	defer c.Close()
+	data, stat, err := c.Get(ctx, "/imported")
+	if err != nil || string(data) != "v" || stat.Czxid != zxid-3 {
+		t.Fatalf("/imported on the ensemble: %q %+v %v", data, stat, err)
+	}
+	_, stat, err = c.Create(ctx, "/new", nil, zk.Persistent, zk.OpenACLUnsafe())
+	if err != nil || stat.Czxid <= zxid {
+		t.Fatalf("a create after the import: zxid %#x, %v; want above %#x", stat.Czxid, err, zxid)
+	}
+	cfgData, _, err := c.Get(ctx, "/zookeeper/config")
+	if err != nil || strings.Count(string(cfgData), "server.") != 3 {
+		t.Fatalf("/zookeeper/config = %q, %v", cfgData, err)
+	}
 }

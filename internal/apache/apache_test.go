@@ -237,6 +237,14 @@ func TestHostileLengths(t *testing.T) {
 		"negative sessions":  func(w *wr) { w.int32(-5) },
 		"huge ACL list":      func(w *wr) { w.int32(0); w.int32(1); w.int64(1); w.int32(1<<31 - 1) },
 		"huge path":          func(w *wr) { w.int32(0); w.int32(0); w.int32(1<<31 - 1) },
+		"deep path without its parents": func(w *wr) {
+			w.int32(0)
+			w.int32(0)
+			w.str(strings.Repeat("/a", 100000))
+			w.buffer(nil)
+			w.int64(-1)
+			writeStat(w, &tree.StatPersisted{})
+		},
 		"orphan node": func(w *wr) {
 			w.int32(0)
 			w.int32(0)
@@ -259,5 +267,29 @@ func TestHostileLengths(t *testing.T) {
 		if !errors.As(err, &fe) || fe.File != "s" {
 			t.Errorf("%s: %v, want a FileError", name, err)
 		}
+	}
+}
+
+// TestDeepTree: a chain of 2000 nested nodes (a hostile but valid
+// snapshot) loads and writes back without trouble.
+func TestDeepTree(t *testing.T) {
+	st := txn.NewState(tree.New())
+	p := ""
+	for i := range 2000 {
+		p += "/d"
+		if _, err := st.Tree.CreateNode(p, nil, open, 0, -1, int64(i+1), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteSnapshot(&b, st, 2000, Plain); err != nil {
+		t.Fatal(err)
+	}
+	back := txn.NewState(tree.New())
+	s, err := ReadSnapshot(&b, "deep", Plain, Options{}, func(n *Node) error {
+		return back.Tree.Restore(n.Path, n.Data, n.ACL, n.Stat)
+	})
+	if err != nil || s.Nodes != st.Tree.NodeCount() || back.Tree.Digest() != st.Tree.Digest() {
+		t.Fatalf("deep tree: %v, %d nodes", err, s.Nodes)
 	}
 }
