@@ -72,7 +72,7 @@ func runBackup(args []string, stdout, stderr io.Writer) error {
 			logDir = *dataDir
 		}
 		var info backup.Info
-		info, err = backup.Write(out, vfs.Default, filepath.Join(logDir, "log"), filepath.Join(*dataDir, "snap"))
+		info, err = backup.Write(out, vfs.Default, filepath.Join(logDir, "log"), filepath.Join(*dataDir, "snap"), backup.Options{})
 		if err == nil {
 			fmt.Fprintf(stderr, "backup: snapshot at zxid %d and %d log segments (%d bytes read)\n",
 				info.Snapshot.Index, len(info.Segments), info.Bytes)
@@ -216,7 +216,7 @@ const backupPath = "/zoo/backup"
 
 // backupEndpoint serves backups of the data directory on addr: GET
 // /zoo/backup with "Authorization: Bearer <token>" (when a token is set),
-// at most rate bytes/s (0: unlimited) so that serving clients goes on, one
+// reading at most rate bytes/s (0: unlimited) so that serving clients goes on, one
 // backup at a time. It returns the address it listens on and a function
 // that stops it.
 func backupEndpoint(log *slog.Logger, addr, token string, rate int64, logDir, snapDir string) (string, func(), error) {
@@ -243,7 +243,7 @@ func backupEndpoint(log *slog.Logger, addr, token string, rate int64, logDir, sn
 		}
 		w.Header().Set("Content-Type", "application/gzip")
 		start := time.Now()
-		info, err := backup.Write(&limitedWriter{w: w, rate: rate, ctx: r.Context()}, vfs.Default, logDir, snapDir)
+		info, err := backup.Write(w, vfs.Default, logDir, snapDir, backup.Options{Rate: rate, Ctx: r.Context()})
 		if err != nil {
 			log.Warn("backup failed", "err", err)
 			return // the stream is cut: the client sees a truncated archive
@@ -268,46 +268,6 @@ func backupEndpoint(log *slog.Logger, addr, token string, rate int64, logDir, sn
 	}, nil
 }
 
-// limitedWriter passes at most rate bytes per second to w.
-type limitedWriter struct {
-	w     io.Writer
-	rate  int64
-	ctx   context.Context
-	start time.Time
-	n     int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.rate <= 0 {
-		return l.w.Write(p)
-	}
-	if l.start.IsZero() {
-		l.start = time.Now()
-	}
-	total := 0
-	for len(p) > 0 {
-		chunk := p[:min(len(p), 64<<10)]
-		n, err := l.w.Write(chunk)
-		total += n
-		l.n += int64(n)
-		if err != nil {
-			return total, err
-		}
-		p = p[n:]
-		// Ahead of the allowed rate: wait until the bytes sent are due.
-		if due := l.start.Add(time.Duration(float64(l.n) / float64(l.rate) * float64(time.Second))); time.Until(due) > 0 {
-			t := time.NewTimer(time.Until(due))
-			select {
-			case <-t.C:
-			case <-l.ctx.Done():
-				t.Stop()
-				return total, l.ctx.Err()
-			}
-		}
-	}
-	return total, nil
-}
-
 // backupOpts are `zoo server`'s flags for the backup endpoint.
 type backupOpts struct {
 	addr, tokenFile *string
@@ -318,7 +278,7 @@ func backupFlags(fs *flag.FlagSet) backupOpts {
 	return backupOpts{
 		addr:      fs.String("backup-addr", "", "serve backups (GET /zoo/backup) on this address; off if empty"),
 		tokenFile: fs.String("backup-token-file", "", "file holding the token backup clients must send (required unless the address is loopback)"),
-		rateMB:    fs.Float64("backup-rate-mb", 50, "at most this many MB/s per backup (0: unlimited)"),
+		rateMB:    fs.Float64("backup-rate-mb", 20, "read at most this many MB/s of the data directory per backup (0: unlimited)"),
 	}
 }
 

@@ -23,8 +23,8 @@ package backup
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/vfs"
@@ -48,9 +49,19 @@ type Info struct {
 	Bytes    int64 // read from the data directory
 }
 
+// Options tune Write.
+type Options struct {
+	// Rate bounds the bytes read from the data directory per second (0:
+	// no bound): compressing and checking them is what a backup costs the
+	// server it runs beside.
+	Rate int64
+	// Ctx, if set, ends a wait for the rate early.
+	Ctx context.Context
+}
+
 // Write writes a backup of the data directory whose log is in logDir and
 // snapshots in snapDir to w. It is safe while a server runs on them.
-func Write(w io.Writer, fs vfs.FS, logDir, snapDir string) (Info, error) {
+func Write(w io.Writer, fs vfs.FS, logDir, snapDir string, opts Options) (Info, error) {
 	var info Info
 	snaps, err := snap.List(fs, snapDir)
 	if err != nil {
@@ -79,7 +90,12 @@ func Write(w io.Writer, fs vfs.FS, logDir, snapDir string) (Info, error) {
 	// paths compress well at any level, and the default level made a
 	// backup CPU-bound at a few MB/s.
 	gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-	tw := tar.NewWriter(gz)
+	ctx := opts.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	tw := &rateTar{Writer: tar.NewWriter(gz), lim: &limitedWriter{rate: opts.Rate, ctx: ctx}}
+	tw.lim.w = tw.Writer
 	n, err := addFile(tw, fs, filepath.Join(snapDir, chosen.Name), path.Join("snap", chosen.Name))
 	info.Bytes += n
 	if err != nil {
@@ -113,7 +129,7 @@ var errVanished = errors.New("backup: file removed while being read")
 
 // addFile copies the file at name, as long as it is when opened, into tw;
 // a log segment is cut after its last whole record (wal.ValidPrefix).
-func addFile(tw *tar.Writer, fs vfs.FS, name, as string) (int64, error) {
+func addFile(tw *rateTar, fs vfs.FS, name, as string) (int64, error) {
 	isLog := strings.HasSuffix(as, ".wal")
 	f, err := fs.Open(name)
 	if err != nil {
@@ -127,22 +143,67 @@ func addFile(tw *tar.Writer, fs vfs.FS, name, as string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("backup: %w", err)
 	}
-	var src io.Reader = io.NewSectionReader(f, 0, fi.Size())
 	size := fi.Size()
 	if isLog {
-		data, err := io.ReadAll(src)
-		if err != nil {
+		// Two passes: find the whole records, then copy them (bytes once
+		// written do not change while the server runs).
+		if size, err = wal.ValidPrefixReader(io.NewSectionReader(f, 0, size), size); err != nil {
 			return 0, fmt.Errorf("backup: %s: %w", name, err)
 		}
-		size = wal.ValidPrefix(data)
-		src = bytes.NewReader(data[:size])
 	}
+	src := io.NewSectionReader(f, 0, size)
 	if err := tw.WriteHeader(&tar.Header{Name: as, Mode: 0o644, Size: size, ModTime: fi.ModTime(), Typeflag: tar.TypeReg}); err != nil {
 		return 0, fmt.Errorf("backup: %w", err)
 	}
-	n, err := io.Copy(tw, src)
+	n, err := io.Copy(tw.lim, src)
 	if err != nil {
 		return n, fmt.Errorf("backup: %s: %w", name, err)
 	}
 	return n, nil
+}
+
+// rateTar is a tar writer whose file contents go through a rate limit.
+type rateTar struct {
+	*tar.Writer
+	lim *limitedWriter
+}
+
+// limitedWriter passes at most rate bytes per second to w.
+type limitedWriter struct {
+	w     io.Writer
+	rate  int64
+	ctx   context.Context
+	start time.Time
+	n     int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.rate <= 0 {
+		return l.w.Write(p)
+	}
+	if l.start.IsZero() {
+		l.start = time.Now()
+	}
+	total := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), 64<<10)]
+		n, err := l.w.Write(chunk)
+		total += n
+		l.n += int64(n)
+		if err != nil {
+			return total, err
+		}
+		p = p[n:]
+		// Ahead of the allowed rate: wait until the bytes sent are due.
+		if due := l.start.Add(time.Duration(float64(l.n) / float64(l.rate) * float64(time.Second))); time.Until(due) > 0 {
+			t := time.NewTimer(time.Until(due))
+			select {
+			case <-t.C:
+			case <-l.ctx.Done():
+				t.Stop()
+				return total, l.ctx.Err()
+			}
+		}
+	}
+	return total, nil
 }

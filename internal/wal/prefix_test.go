@@ -1,6 +1,9 @@
 package wal
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // TestValidPrefix: a copy of a segment read while it was appended to can
 // hold a later record after zeros where an earlier one was not yet
@@ -22,6 +25,9 @@ func TestValidPrefix(t *testing.T) {
 	} {
 		if got := ValidPrefix(tc.data); got != int64(tc.want) {
 			t.Errorf("%s: ValidPrefix = %d, want %d", tc.name, got, tc.want)
+		}
+		if got, err := ValidPrefixReader(bytes.NewReader(tc.data), int64(len(tc.data))); err != nil || got != int64(tc.want) {
+			t.Errorf("%s: ValidPrefixReader = %d, %v, want %d", tc.name, got, err, tc.want)
 		}
 	}
 }
