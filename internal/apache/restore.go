@@ -246,10 +246,13 @@ func (l *loader) checkSnapshotDigest(zxid int64) error {
 }
 
 // compare checks the tree's digest against want. A mismatch fails the
-// load, unless IgnoreDigest, or soft: a fuzzy snapshot's digest (taken
-// after the walk, with txns applied during it) was seen to differ, rarely,
-// from the tree Apache's own replay builds, and Apache too only logs it;
-// the log's digests after it are still compared.
+// load, unless IgnoreDigest, or unless soft: a fuzzy snapshot's digest can
+// be off by Apache's own race. DataTree.processTxn changes the tree first
+// and records (zxid, digest) after; a snapshot that ends in between holds
+// the effect of txn D+1 but the digest of D, so the tree replayed to D
+// differs, and the replay of D+1 puts it right. Apache only logs this
+// too. The log's digests after it (of non-fuzzy states) are compared and
+// still fail the load.
 func (l *loader) compare(zxid, want int64, what string, soft bool) error {
 	l.res.DigestsChecked++
 	if uint64(want) == l.digest {
