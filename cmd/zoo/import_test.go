@@ -50,6 +50,12 @@ func startZoo(t *testing.T, dir string) string {
 // startZooStop is startZoo, stopped by the function it returns.
 func startZooStop(t *testing.T, dir string, opts ...func(*config.Config)) (string, func()) {
 	t.Helper()
+	return startZooOn(t, dir, "127.0.0.1:0", opts...)
+}
+
+// startZooOn is startZooStop listening on addr.
+func startZooOn(t *testing.T, dir, addr string, opts ...func(*config.Config)) (string, func()) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir, cfg.DataLogDir = dir, dir
 	cfg.ExtendedTypesEnabled = true
@@ -62,7 +68,7 @@ func startZooStop(t *testing.T, dir string, opts ...func(*config.Config)) (strin
 	if err != nil {
 		t.Fatalf("zoo on the imported directory: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
