@@ -263,10 +263,12 @@ func TestImportFromApache(t *testing.T) {
 			if comp != "" {
 				props = append(props, "zookeeper.snapshot.compression.method="+comp)
 			}
-			ap := startApache(t, zktest.Apache{ExtendedTypes: true, Props: props})
+			// A long session timeout: the live session must outlast the
+			// walks, which are slow under -race on a loaded machine.
+			ap := startApache(t, zktest.Apache{ExtendedTypes: true, Props: props, MaxSessionTimeoutMs: 300000})
 			c := connect(t, ap.Addr)
 			fill(t, c, many)
-			live := connect(t, ap.Addr)
+			live := connect(t, ap.Addr, zk.WithSessionTimeout(5*time.Minute))
 			ctx := context.Background()
 			if _, _, err := live.Create(ctx, "/app/eph", []byte("mine"), zk.Ephemeral, zk.OpenACLUnsafe()); err != nil {
 				t.Fatal(err)
@@ -303,15 +305,8 @@ func TestImportFromApache(t *testing.T) {
 			}
 
 			addr := startZoo(t, dst)
-			zc := connect(t, addr)
-			defer zc.Close()
-			if err := zc.AddAuth(ctx, "digest", []byte("alice:secret")); err != nil {
-				t.Fatal(err)
-			}
-			got := walk(t, zc)
-			compareTrees(t, got, want)
-
-			// The session that was open on Apache goes on on Zoo.
+			// The session that was open on Apache goes on on Zoo: it is
+			// resumed first, before its timeout runs out on Zoo.
 			resumed := connect(t, addr, zk.WithSession(liveID, livePass))
 			defer resumed.Close()
 			if resumed.SessionID() != liveID {
@@ -321,6 +316,14 @@ func TestImportFromApache(t *testing.T) {
 			if err != nil || st.EphemeralOwner != liveID {
 				t.Fatalf("the session's ephemeral on Zoo: %v, owner %#x", err, st.EphemeralOwner)
 			}
+			zc := connect(t, addr)
+			defer zc.Close()
+			if err := zc.AddAuth(ctx, "digest", []byte("alice:secret")); err != nil {
+				t.Fatal(err)
+			}
+			got := walk(t, zc)
+			compareTrees(t, got, want)
+
 			// New writes get zxids above every imported one.
 			_, st, err = zc.Create(ctx, "/after", nil, zk.Persistent, zk.OpenACLUnsafe())
 			if err != nil {
