@@ -2,7 +2,9 @@ package apache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,5 +293,43 @@ func TestDeepTree(t *testing.T) {
 	})
 	if err != nil || s.Nodes != st.Tree.NodeCount() || back.Tree.Digest() != st.Tree.Digest() {
 		t.Fatalf("deep tree: %v, %d nodes", err, s.Nodes)
+	}
+}
+
+// TestSnapshotTrailersOfEachRelease: a 3.4/3.5 snapshot (no digest), a
+// 3.6-3.8 one (digest) and a 3.9 one (digest and lastProcessedZxid) all
+// read, and the digest is returned only where stored.
+func TestSnapshotTrailersOfEachRelease(t *testing.T) {
+	dir, _ := fixture(t, 5, Plain)
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshot.*"))
+	full, err := os.ReadFile(snaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const digestTrailer = 8 + 4 + 8 + 8 + 4 + 1 // ZxidDigest, then a seal
+	old := full[:len(full)-digestTrailer]
+	seal := func(b []byte) []byte {
+		b = binary.BigEndian.AppendUint64(b, uint64(adler32.Checksum(b)))
+		return append(binary.BigEndian.AppendUint32(b, 1), '/')
+	}
+	v39 := seal(binary.BigEndian.AppendUint64(append([]byte{}, full...), 0x100000005))
+	for name, tc := range map[string]struct {
+		b      []byte
+		digest bool
+	}{"3.5": {old, false}, "3.8": {full, true}, "3.9": {v39, true}} {
+		st := txn.NewState(tree.New())
+		s, err := ReadSnapshot(bytes.NewReader(tc.b), name, Plain, Options{}, func(n *Node) error {
+			return st.Tree.Restore(n.Path, n.Data, n.ACL, n.Stat)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if (s.Digest != nil) != tc.digest {
+			t.Errorf("%s: digest %+v, want one: %v", name, s.Digest, tc.digest)
+		}
+	}
+	// Bytes after the last seal are not a snapshot Apache wrote.
+	if _, err := ReadSnapshot(bytes.NewReader(append(v39, 0)), "extra", Plain, Options{}, func(*Node) error { return nil }); err == nil {
+		t.Error("a snapshot with a byte after its last seal was read")
 	}
 }
