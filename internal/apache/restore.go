@@ -2,6 +2,7 @@ package apache
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -61,18 +62,8 @@ func listFiles(dir, prefix string) ([]file, error) {
 		f.zxid = int64(z)
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b file) int { return int(sign(a.zxid - b.zxid)) })
+	slices.SortFunc(out, func(a, b file) int { return cmp.Compare(a.zxid, b.zxid) })
 	return out, nil
-}
-
-func sign(v int64) int64 {
-	switch {
-	case v < 0:
-		return -1
-	case v > 0:
-		return 1
-	}
-	return 0
 }
 
 // LoadOptions tune Load.
