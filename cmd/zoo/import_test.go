@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -204,7 +205,7 @@ func lastLog(t *testing.T, dataDir string) string {
 	slices.SortFunc(logs, func(a, b string) int {
 		x, _ := strconv.ParseUint(strings.TrimPrefix(filepath.Ext(a), "."), 16, 64)
 		y, _ := strconv.ParseUint(strings.TrimPrefix(filepath.Ext(b), "."), 16, 64)
-		return int(x>>1) - int(y>>1)
+		return cmp.Compare(x, y)
 	})
 	return logs[len(logs)-1]
 }
