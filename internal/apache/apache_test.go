@@ -225,6 +225,12 @@ func TestMissingLog(t *testing.T) {
 	if _, err := Load(dir, dir, LoadOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("Load = %v, want a gap error", err)
 	}
+	// A snapshot without any log is loaded, with a warning naming the
+	// dataLogDir a user may have forgotten.
+	other := t.TempDir()
+	if res, err := Load(dir, other, LoadOptions{}); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "dataLogDir") {
+		t.Fatalf("no logs: %v, %+v", err, res)
+	}
 	os.Remove(filepath.Join(dir, "snapshot.1"))
 	if _, err := Load(dir, dir, LoadOptions{}); !errors.Is(err, ErrNoData) {
 		t.Fatalf("logs without a snapshot: %v", err)

@@ -150,6 +150,10 @@ func Load(snapDir, logDir string, opts LoadOptions) (*Result, error) {
 	if err := l.checkSnapshotDigest(snapZxid); err != nil {
 		return nil, err
 	}
+	if len(logs) == 0 {
+		l.warn(fmt.Sprintf("no txn log (log.*) in %s: if Apache ran with a separate dataLogDir, give it too, "+
+			"or the txns after the snapshot (zxid %#x) are missing", logDir, snapZxid))
+	}
 	if err := l.replay(logDir, logsFrom(logs, snapZxid), snapZxid); err != nil {
 		return nil, err
 	}
