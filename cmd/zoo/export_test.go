@@ -21,7 +21,7 @@ func TestExportToApache(t *testing.T) {
 			addr, stop := startZooStop(t, src)
 			defer stop()
 			c := connect(t, addr)
-			fill(t, c, 2000)
+			fill(t, c, 500)
 			want := walk(t, c)
 			c.Close()
 			stop()

@@ -254,7 +254,7 @@ func tearLastRecord(t *testing.T, logPath string) {
 // a Zoo data directory on which Zoo serves the same tree, Stat for Stat,
 // and the open session reconnects to Zoo with its ephemerals.
 func TestImportFromApache(t *testing.T) {
-	many := 3000
+	many := 1000
 	if n, err := strconv.Atoi(os.Getenv("ZOO_IMPORT_ZNODES")); err == nil {
 		many = n
 	}

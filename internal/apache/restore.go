@@ -146,7 +146,6 @@ func Load(snapDir, logDir string, opts LoadOptions) (*Result, error) {
 		digest = nil // taken before the snapshot's own zxid: Apache ignores it too
 	}
 	l.snapDigest = digest
-	l.fuzzy = digest != nil && digest.Zxid > snapZxid
 	if err := l.checkSnapshotDigest(snapZxid); err != nil {
 		return nil, err
 	}
@@ -183,7 +182,6 @@ type loader struct {
 	snapDigest *Digest // the snapshot's, until the replay reaches its zxid
 	nodes      int
 	ticks      int
-	fuzzy      bool // the snapshot's digest was taken after its zxid
 }
 
 func (l *loader) warn(w string) {
@@ -237,17 +235,18 @@ func (l *loader) checkSnapshotDigest(zxid int64) error {
 		l.warn(fmt.Sprintf("snapshot digest version %d is not %d: not compared", d.Version, DigestVersion))
 		return nil
 	}
-	return l.compare(zxid, d.Value, "the snapshot's digest", l.fuzzy)
+	return l.compare(zxid, d.Value, "the snapshot's digest", true)
 }
 
 // compare checks the tree's digest against want. A mismatch fails the
-// load, unless IgnoreDigest, or unless soft: a fuzzy snapshot's digest can
-// be off by Apache's own race. DataTree.processTxn changes the tree first
-// and records (zxid, digest) after; a snapshot that ends in between holds
-// the effect of txn D+1 but the digest of D, so the tree replayed to D
+// load, unless IgnoreDigest, or unless soft: a snapshot's digest can be
+// off by Apache's own race. DataTree.processTxn changes the tree first
+// and records (zxid, digest) after; a snapshot whose walk sees txn D+1's
+// change but ends before D+1's digest is recorded holds D+1's effect with
+// D's digest (D may be the snapshot's own zxid), so the tree at D
 // differs, and the replay of D+1 puts it right. Apache only logs this
-// too. The log's digests after it (of non-fuzzy states) are compared and
-// still fail the load.
+// too. The log's digests after it, which the leader computed from its
+// own state before the txn, are compared and still fail the load.
 func (l *loader) compare(zxid, want int64, what string, soft bool) error {
 	l.res.DigestsChecked++
 	if uint64(want) == l.digest {
