@@ -161,7 +161,13 @@ func loadSnapDump(path string) (*snapDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, st, err := snap.Read(f, fi.Size(), snap.Options{})
+	var m snap.Meta
+	var st *txn.State
+	if isApacheSnapshot(f) {
+		m, st, err = readApacheSnapshot(f, path)
+	} else {
+		m, st, err = snap.Read(f, fi.Size(), snap.Options{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -31,6 +31,14 @@ commands:
   status host:port[,host:port...]
                      each server's role, raft term, last zxid, leader, live
                      peer links and (from the leader) each member's lag
+  import [-config zoo.cfg] APACHE_DATADIR [APACHE_DATALOGDIR] ZOO_DATADIR
+                     convert an Apache ZooKeeper data directory to Zoo's
+  export [-compression gz|snappy] ZOO_DATADIR APACHE_DATADIR
+                     write a stopped Zoo data directory as an Apache 3.8 one
+  backup (-datadir DIR | -url URL) OUT
+                     back up a running server's data (snapshot + log tail)
+  restore [-to-zxid Z | -to-time T] BACKUP DATADIR
+                     write a data directory from a backup, to a point in time
   version            print the version
   docker-entrypoint [server flags]
                      write zoo.cfg and myid from the official zookeeper
@@ -54,6 +62,14 @@ func main() {
 		os.Exit(runDump(cmd, args, os.Stdout, os.Stderr))
 	case "status":
 		err = runStatus(args, os.Stdout)
+	case "import":
+		err = runImport(args, os.Stdout, os.Stderr)
+	case "export":
+		err = runExport(args, os.Stdout, os.Stderr)
+	case "backup":
+		err = runBackup(args, os.Stdout, os.Stderr)
+	case "restore":
+		err = runRestore(args, os.Stdout, os.Stderr)
 	case "version", "-version", "--version":
 		err = runVersion(args, os.Stdout)
 	case "docker-entrypoint":

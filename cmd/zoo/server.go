@@ -44,6 +44,7 @@ func runServer(args []string) error {
 	format := fs.String("log-format", "text", "log format: text (key=value) or json (one object a line)")
 	logFile := fs.String("log-file", "", "append the log to this `file` instead of standard error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
+	bk := backupFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // -h asked for the usage: not an error
@@ -94,6 +95,11 @@ func runServer(args []string) error {
 		return err
 	}
 	logDataDirs(log, cfg)
+	stopBackup, err := bk.start(log, cfg)
+	if err != nil {
+		return err
+	}
+	defer stopBackup()
 	return serve(log, cfg)
 }
 

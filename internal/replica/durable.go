@@ -22,6 +22,9 @@ import (
 // holds after it. fresh reports an empty log, which needs bootstrapping.
 func (r *Replica) recover() (fresh bool, err error) {
 	cfg := &r.cfg
+	if err := checkDataDirs(cfg.FS, cfg.Dir, cfg.SnapDir); err != nil {
+		return false, err
+	}
 	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync,
 		LazyCommit: len(cfg.Voters)+len(cfg.Learners) > 1})
 	if err != nil {

@@ -64,6 +64,12 @@ type Apache struct {
 	Extra []string
 	// JVMFlags are more -D flags.
 	JVMFlags []string
+	// DataDir, if set, is the dataDir to use (an existing one to start
+	// from); by default each start gets a new one under its directory.
+	DataDir string
+	// Props are more Java system properties ("zookeeper.snapCount=20"),
+	// passed as -D flags.
+	Props []string
 }
 
 // servletJar is the servlet API Debian's Jetty build of the AdminServer
@@ -77,6 +83,7 @@ type Server struct {
 	// with Apache.AdminServer; else "".
 	AdminURL string
 	LogPath  string
+	DataDir  string
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	once     sync.Once
@@ -122,6 +129,12 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	if a.DataDir != "" {
+		data = a.DataDir
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
@@ -141,7 +154,7 @@ func (a Apache) launch(java, dir string) (*Server, error) {
 	if err := os.WriteFile(cfgPath, []byte(a.config(data, ports)), 0o644); err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), LogPath: filepath.Join(dir, "server.log"), DataDir: data, exited: make(chan struct{})}
 	cp := jars
 	if a.AdminServer {
 		s.AdminURL = fmt.Sprintf("http://127.0.0.1:%d/commands", ports[7])
@@ -234,6 +247,9 @@ func (a Apache) jvmFlags() []string {
 	}
 	if a.ReadOnly {
 		flags = append(flags, "-Dreadonlymode.enabled=true")
+	}
+	for _, p := range a.Props {
+		flags = append(flags, "-D"+p)
 	}
 	return append(flags, a.JVMFlags...)
 }
