@@ -50,6 +50,8 @@ func main() {
 		os.Exit(runDump(cmd, args, os.Stdout, os.Stderr))
 	case "status":
 		err = runStatus(args, os.Stdout)
+	case "bench":
+		err = runBench(args)
 	case "version", "-version", "--version":
 		fmt.Printf("zoo %s (ZooKeeper protocol %s)\n", Version, zookeeperVersion)
 	case "help", "-h", "-help", "--help":

@@ -109,32 +109,43 @@ func (e *errCount) finish(r *Result) {
 // session is one client session with its server.
 type session struct {
 	*zk.Client
-	server string
+	server  string
+	closing *atomic.Bool // set before a deliberate Close
+}
+
+// watchState returns a state callback that counts, as errors, the
+// session's connection breaking after it was first up: calls may have
+// been lost, so the run's figures are suspect. Callbacks arrive in order
+// on the client's callback goroutine, possibly after Connect has
+// returned, so "after it was up" is judged from the callbacks themselves.
+func watchState(server string, closing *atomic.Bool, errs *errCount) func(zk.State) {
+	connected := false
+	return func(s zk.State) {
+		switch {
+		case s == zk.StateConnected:
+			connected = true
+		case connected && !closing.Load() && s != zk.StateClosed:
+			errs.add("session "+server, errors.New(s.String()))
+		}
+	}
 }
 
 // connectAll opens n sessions, session i to server i mod N, 32 at a time.
-// A session that loses its connection after it is up counts an error:
-// calls may have been lost or repeated, so the run's figures are suspect.
 func connectAll(ctx context.Context, t Target, n int, errs *errCount) ([]session, error) {
 	ss := make([]session, n)
 	err := parallel(n, 32, func(i int) error {
 		server := t.Servers[i%len(t.Servers)]
 		cctx, cancel := context.WithTimeout(ctx, t.ConnectTimeout)
 		defer cancel()
-		var up atomic.Bool
+		closing := new(atomic.Bool)
 		c, err := zk.Connect(cctx, server,
 			zk.WithSessionTimeout(t.SessionTimeout),
 			zk.WithLogger(t.Logger),
-			zk.WithStateCallback(func(s zk.State) {
-				if up.Load() && s != zk.StateConnected && s != zk.StateClosed {
-					errs.add("session "+server, errors.New(s.String()))
-				}
-			}))
+			zk.WithStateCallback(watchState(server, closing, errs)))
 		if err != nil {
 			return fmt.Errorf("connect %s: %w", server, err)
 		}
-		up.Store(true)
-		ss[i] = session{Client: c, server: server}
+		ss[i] = session{Client: c, server: server, closing: closing}
 		return nil
 	})
 	if err != nil {
@@ -148,6 +159,7 @@ func closeAll(ss []session) {
 	var wg sync.WaitGroup
 	for _, s := range ss {
 		if s.Client != nil {
+			s.closing.Store(true)
 			wg.Go(func() { s.Close() })
 		}
 	}

@@ -276,3 +276,45 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatalf("error %v; want one naming %s", err, addr)
 	}
 }
+
+// cutOnMeasure is a progress writer that cuts the link (and heals it at
+// once) the first time the run reports that it is measuring.
+type cutOnMeasure struct {
+	link *zktest.Link
+	done bool
+}
+
+func (c *cutOnMeasure) Write(p []byte) (int, error) {
+	if !c.done && bytes.Contains(p, []byte("measuring")) {
+		c.done = true
+		c.link.SetCut(true)
+		c.link.SetCut(false)
+	}
+	return len(p), nil
+}
+
+func TestLostConnectionMakesRunInvalid(t *testing.T) {
+	addr := startZoo(t)
+	link, err := zktest.NewLink(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	tg := testTarget(t, link.Addr())
+	tg.Progress, tg.ProgressEvery = &cutOnMeasure{link: link}, 10*time.Millisecond
+	r, err := Mix(context.Background(), tg, MixOptions{Clients: 2, Outstanding: 2, ReadPercent: 50, Keys: 5,
+		Duration: 500 * time.Millisecond, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Valid || r.Errors == 0 {
+		t.Fatalf("a run whose connections broke is valid: %d errors", r.Errors)
+	}
+	found := false
+	for _, s := range r.ErrorSamples {
+		found = found || strings.Contains(s, "session "+link.Addr()+": Disconnected")
+	}
+	if !found {
+		t.Errorf("no lost session among the errors: %v", r.ErrorSamples)
+	}
+}
