@@ -30,7 +30,7 @@ compatible servers, one session per client spread round-robin over -servers:
   fill           create -znodes znodes of -size bytes, pipelined
 
 common flags: -servers h:p,... -server-pids PID,... (server CPU per op from
-/proc) -json FILE -svg FILE -root ZNODE -session-timeout D -quiet
+/proc) -json FILE -svg FILE -root ZNODE -session-timeout D -quiet -bufread
 A run with any failed call is reported as not valid and zoo bench exits 1.
 Run 'zoo bench <workload> -h' for a workload's flags.
 `
@@ -39,7 +39,7 @@ Run 'zoo bench <workload> -h' for a workload's flags.
 type benchFlags struct {
 	servers, pids, root, jsonPath, svgPath string
 	sessionTimeout                         time.Duration
-	quiet                                  bool
+	quiet, bufread                         bool
 }
 
 func (f *benchFlags) register(fs *flag.FlagSet) {
@@ -50,6 +50,7 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.svgPath, "svg", "", "write plots (throughput against read ratio, latency CDF) as SVG to this file")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", 15*time.Second, "session timeout")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line on standard error")
+	fs.BoolVar(&f.bufread, "bufread", true, "read each socket through a 64 KiB buffer (fewer read syscalls per reply; as shared/bench's zkload)")
 }
 
 func (f *benchFlags) target(stderr io.Writer) (bench.Target, error) {
@@ -57,7 +58,7 @@ func (f *benchFlags) target(stderr io.Writer) (bench.Target, error) {
 	if err != nil {
 		return bench.Target{}, err
 	}
-	t := bench.Target{Root: f.root, SessionTimeout: f.sessionTimeout, ServerPIDs: pids}
+	t := bench.Target{Root: f.root, SessionTimeout: f.sessionTimeout, ServerPIDs: pids, BufferedReads: f.bufread}
 	for _, s := range strings.Split(f.servers, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			t.Servers = append(t.Servers, s)

@@ -118,6 +118,7 @@ func TestMix(t *testing.T) {
 	addr := startZoo(t)
 	tg := testTarget(t, addr)
 	tg.ServerPIDs = []int{os.Getpid()} // the server runs in this process
+	tg.BufferedReads = true
 	var prog bytes.Buffer
 	tg.Progress, tg.ProgressEvery = &prog, 20*time.Millisecond
 	o := MixOptions{Clients: 2, Outstanding: 4, ReadPercent: 50, Size: 100, Keys: 10,
@@ -159,7 +160,7 @@ func TestMix(t *testing.T) {
 
 	// Writes only: every op is a write, and a second run reuses the keys.
 	o.ReadPercent, o.Duration, o.Warmup = 0, 200*time.Millisecond, 0
-	tg.ServerPIDs, tg.Progress = nil, nil
+	tg.ServerPIDs, tg.Progress, tg.BufferedReads = nil, nil, false
 	r, err = Mix(context.Background(), tg, o)
 	if err != nil {
 		t.Fatal(err)
