@@ -38,6 +38,7 @@ Run 'zoo bench <workload> -h' for a workload's flags.
 // benchFlags are the flags every workload takes.
 type benchFlags struct {
 	servers, pids, root, jsonPath, svgPath string
+	cpuProfile                             string
 	sessionTimeout                         time.Duration
 	quiet, bufread                         bool
 }
@@ -50,6 +51,9 @@ func (f *benchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.svgPath, "svg", "", "write plots (throughput against read ratio, latency CDF) as SVG to this file")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", 15*time.Second, "session timeout")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line on standard error")
+	// On a shared machine the load generator's own cost per op is part of
+	// every throughput figure: this shows where it goes.
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write zoo bench's own CPU profile to this file")
 	fs.BoolVar(&f.bufread, "bufread", true, "read each socket through a 64 KiB buffer (fewer read syscalls per reply; as shared/bench's zkload)")
 }
 
@@ -105,6 +109,13 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	t, err := bf.target(stderr)
 	if err != nil {
 		return err
+	}
+	if bf.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(bf.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	results, err := run(ctx, t)
 	for _, r := range results {

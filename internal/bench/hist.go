@@ -126,19 +126,27 @@ type CDFPoint struct {
 	Frac      float64 `json:"frac"`
 }
 
-// CDF returns the distribution at the top of every non-empty bucket, in
-// increasing order; the last point has Frac 1 at the maximum.
+// CDF returns the distribution at the top of non-empty buckets, in
+// increasing order, from the minimum to the maximum (Frac 1). To keep
+// reports small, steps of less than 0.2% are merged, except in the top 1%,
+// where the tail latencies a user looks for are kept bucket by bucket.
 func (h *Hist) CDF() []CDFPoint {
 	var pts []CDFPoint
 	var seen int64
+	last := -1.0
 	for i, c := range h.counts {
 		if c == 0 {
 			continue
 		}
 		seen += c
+		frac := float64(seen) / float64(h.n)
+		if last >= 0 && frac-last < 0.002 && frac < 0.99 {
+			continue
+		}
+		last = frac
 		_, hi := bucketRange(i)
 		v := min(max(hi, h.min), h.max)
-		pts = append(pts, CDFPoint{LatencyMs: ms(time.Duration(v)), Frac: float64(seen) / float64(h.n)})
+		pts = append(pts, CDFPoint{LatencyMs: ms(time.Duration(v)), Frac: frac})
 	}
 	return pts
 }

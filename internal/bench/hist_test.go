@@ -112,3 +112,38 @@ func TestCDFIsMonotoneAndEndsAtMax(t *testing.T) {
 		t.Fatalf("p60 = %v, want within 1 ms's bucket [%d,%d]", got, lo, hi)
 	}
 }
+
+func TestCDFThinsButKeepsTail(t *testing.T) {
+	var h Hist
+	for i := 1; i <= 100000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond) // uniform 1 µs .. 100 ms
+	}
+	pts := h.CDF()
+	if len(pts) > 1500 {
+		t.Fatalf("%d CDF points for one distribution", len(pts))
+	}
+	tail := 0
+	for i, p := range pts {
+		if i > 0 && p.Frac-pts[i-1].Frac < 0.002 && pts[i-1].Frac < 0.99 && p.Frac < 0.99 {
+			t.Fatalf("step %d of %v below 0.99 kept", i, p.Frac-pts[i-1].Frac)
+		}
+		if p.Frac >= 0.99 {
+			tail++
+		}
+	}
+	// every non-empty bucket of the top 1% is a point
+	want := 0
+	var seen int64
+	for _, c := range h.counts {
+		seen += c
+		if c > 0 && float64(seen)/float64(h.n) >= 0.99 {
+			want++
+		}
+	}
+	if tail != want || want < 2 {
+		t.Errorf("%d points in the top 1%%, want %d (one per bucket)", tail, want)
+	}
+	if last := pts[len(pts)-1]; last.Frac != 1 || last.LatencyMs != 100 {
+		t.Errorf("last point %+v, want 100 ms at 1", last)
+	}
+}
