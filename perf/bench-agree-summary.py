@@ -7,6 +7,7 @@ import glob, json, os, re, statistics, sys
 
 out = sys.argv[1]
 rows = {}
+reps = {}  # (name, rep) -> {tool: throughput}: the runs made back to back
 for f in sorted(glob.glob(os.path.join(out, "*.txt"))):
     name, tool, rep, _ = os.path.basename(f).split(".")
     text = open(f).read()
@@ -23,11 +24,12 @@ for f in sorted(glob.glob(os.path.join(out, "*.txt"))):
         cpu = float(kv["cpu_server"]) / tput * 1e6
         ccpu = float(kv["cpu_client"]) / tput * 1e6
     rows.setdefault(name, {}).setdefault(tool, []).append((tput, mean, cpu, valid, ccpu))
+    reps.setdefault((name, rep), {})[tool] = tput
 
 def fmt(vals, f="%.0f"):
     return (f + " (" + f + "–" + f + ")") % (statistics.median(vals), min(vals), max(vals))
 
-print("| workload | tool | runs | throughput/s median (range) | mean latency ms | server CPU µs/op | client CPU µs/op | zoo/zkload throughput |")
+print("| workload | tool | runs | throughput/s median (range) | mean latency ms | server CPU µs/op | client CPU µs/op | zoo/zkload throughput: of medians; paired, median (range) |")
 print("|---|---|---|---|---|---|---|---|")
 for name in sorted(rows):
     med = {t: statistics.median(v[0] for v in rows[name][t]) for t in rows[name]}
@@ -35,7 +37,10 @@ for name in sorted(rows):
         v = rows[name].get(tool, [])
         if not v:
             continue
-        ratio = "%.2f" % (med["zoo"] / med["zkload"]) if tool == "zoo" and "zkload" in med else ""
+        ratio = ""
+        if tool == "zoo" and "zkload" in med:
+            paired = [r["zoo"] / r["zkload"] for (n, _), r in reps.items() if n == name and len(r) == 2]
+            ratio = "%.2f; %s" % (med["zoo"] / med["zkload"], fmt(paired, "%.2f"))
         valid = "" if all(x[3] for x in v) else " (INVALID runs)"
         print("| %s | %s | %d%s | %s | %s | %s | %s | %s |" % (name, "zoo bench" if tool == "zoo" else "zkload", len(v), valid,
               fmt([x[0] for x in v]), fmt([x[1] for x in v], "%.2f"), fmt([x[2] for x in v], "%.1f"),

@@ -2,7 +2,7 @@
 # Runs `zoo bench` and shared/bench's zkload with the same parameters
 # against the same server, alternating which goes first, REPS times, and
 # prints each run's figures (perf/BENCH.md has the method and results).
-#   perf/bench-agree.sh ADDR SERVER_PID ZOO_BIN ZKLOAD_BIN [REPS] [OUTDIR]
+#   [WORKLOADS="mix100 mix0 cd1 cd10"] perf/bench-agree.sh ADDR SERVER_PID ZOO_BIN ZKLOAD_BIN [REPS] [OUTDIR]
 set -eu
 addr=$1 pid=$2 zoo=$3 zkload=$4 reps=${5:-3} out=${6:-/tmp/zoo-bench-agree/out}
 mkdir -p "$out"
@@ -26,7 +26,7 @@ cd1="create-delete -workers 1 -count 2000 -size 1024"
 cd10="create-delete -workers 10 -count 1000 -size 1024"
 i=1
 while [ "$i" -le "$reps" ]; do
-	for w in mix100 mix0 cd1 cd10; do
+	for w in ${WORKLOADS:-mix100 mix0 cd1 cd10}; do
 		eval "args=\$$w"
 		if [ $((i % 2)) -eq 1 ]; then
 			run "$w" zoo $args; run "$w" zkload $args
