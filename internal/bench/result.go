@@ -30,9 +30,11 @@ func summarize(h *Hist) Latency {
 	}
 }
 
-// Result is one run of one workload. Ops counts the operations the
-// latency histogram holds (the measured ones); for mix Ops = Reads +
-// Writes, for create-delete and fill Ops = Creates.
+// Result is one run of one workload. Ops counts the measured operations
+// and OpsPerSec is Ops over WindowS. For mix Ops = Reads + Writes, for
+// create-delete and fill Ops = Creates, and the latency histogram holds
+// one value per op. For barrier Ops = ZKOps, every call of the recipe,
+// and the histogram holds one value per client: the time it took.
 type Result struct {
 	Workload string    `json:"workload"`
 	Start    time.Time `json:"start"`
