@@ -48,7 +48,9 @@ type Target struct {
 	// two read calls each; on a loaded machine those syscalls are a
 	// good part of the client's CPU, so without the buffer the client,
 	// not the server, sets the throughput. shared/bench's zkload does the
-	// same (-bufread, on by default). It changes nothing on the wire.
+	// same (-bufread, on by default). The cost: the wrapper hides the TCP
+	// connection's writev from net.Buffers, so the client writes each
+	// request frame with its own write call (perf/BENCH.md).
 	BufferedReads bool
 }
 
