@@ -48,9 +48,7 @@ type Target struct {
 	// two read calls each; on a loaded machine those syscalls are a
 	// good part of the client's CPU, so without the buffer the client,
 	// not the server, sets the throughput. shared/bench's zkload does the
-	// same (-bufread, on by default). The cost: the wrapper hides the TCP
-	// connection's writev from net.Buffers, so the client writes each
-	// request frame with its own write call (perf/BENCH.md).
+	// same (-bufread, on by default). It changes nothing on the wire.
 	BufferedReads bool
 }
 
@@ -169,9 +167,11 @@ func connectAll(ctx context.Context, t Target, n int, errs *errCount) ([]session
 }
 
 // bufferedConn reads through a buffer: one read syscall fetches many
-// replies when the client is busy.
+// replies when the client is busy. It embeds the *net.TCPConn itself, not
+// a net.Conn, so that net.Buffers still finds the connection's writev and
+// the client's batches of requests stay one syscall each.
 type bufferedConn struct {
-	net.Conn
+	*net.TCPConn
 	r *bufio.Reader
 }
 
@@ -183,7 +183,11 @@ func bufferedDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: nc, r: bufio.NewReaderSize(nc, 64<<10)}, nil
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nc, nil
+	}
+	return &bufferedConn{TCPConn: tc, r: bufio.NewReaderSize(tc, 64<<10)}, nil
 }
 
 func closeAll(ss []session) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -317,5 +318,55 @@ func TestLostConnectionMakesRunInvalid(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no lost session among the errors: %v", r.ErrorSamples)
+	}
+}
+
+func TestBufferedConnKeepsWritev(t *testing.T) {
+	// net.Buffers writes with one writev only to a connection that has
+	// the TCP connection's (unexported) writeBuffers method; the
+	// buffering wrapper must keep it, or each request frame becomes a
+	// syscall of its own. WriteTo works either way, and the method cannot
+	// be named outside package net, so check what carries it: the
+	// wrapper exposes *net.TCPConn's own methods (SetNoDelay), which a
+	// wrapper of the net.Conn interface would not.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+		close(accepted)
+	}()
+	nc, err := bufferedDial(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("no connection accepted")
+	}
+	defer srv.Close()
+	if _, ok := nc.(interface{ SetNoDelay(bool) error }); !ok {
+		t.Fatalf("%T does not expose the *net.TCPConn it wraps", nc)
+	}
+	bufs := net.Buffers{[]byte("ab"), []byte("cd")}
+	if n, err := bufs.WriteTo(nc); n != 4 || err != nil {
+		t.Fatalf("WriteTo: %d, %v", n, err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(srv, got); err != nil || string(got) != "abcd" {
+		t.Fatalf("server read %q, %v", got, err)
+	}
+	if _, err := srv.Write([]byte("xyz")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(nc, got[:3]); err != nil || string(got[:3]) != "xyz" {
+		t.Fatalf("client read %q, %v", got[:3], err)
 	}
 }
