@@ -70,6 +70,8 @@ func main() {
 		err = runBackup(args, os.Stdout, os.Stderr)
 	case "restore":
 		err = runRestore(args, os.Stdout, os.Stderr)
+	case "bench":
+		err = runBench(args)
 	case "version", "-version", "--version":
 		err = runVersion(args, os.Stdout)
 	case "docker-entrypoint":
