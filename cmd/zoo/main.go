@@ -39,6 +39,10 @@ commands:
                      back up a running server's data (snapshot + log tail)
   restore [-to-zxid Z | -to-time T] BACKUP DATADIR
                      write a data directory from a backup, to a point in time
+  bench mix|create-delete|barrier|fill [flags]
+                     the paper's workloads against any ZooKeeper servers:
+                     throughput, latency percentiles, server CPU per op,
+                     JSON and SVG (zoo bench WORKLOAD -h for its flags)
   version            print the version
   docker-entrypoint [server flags]
                      write zoo.cfg and myid from the official zookeeper
