@@ -45,7 +45,7 @@
 // until the data ends or a record is bad (a short or zero header, a length
 // that runs past the end of the file, an unknown type, a checksum mismatch).
 // The preallocated tail is not read: a zero header followed by a window of
-// zeros (1 MiB, far more than a Save's torn pages span) is the clean end of
+// zeros (1 MiB; see zeroWindow for what that gives up) is the clean end of
 // the segment, so restart time follows what was written, not how many
 // segments were preallocated. At any other first bad record at offset off,
 // the rest of the segment is read:

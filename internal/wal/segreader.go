@@ -14,11 +14,15 @@ import (
 // zeroWindow is how far past a zeroed record header recovery checks that
 // the segment holds only zeros before taking the header as the end of the
 // written records. The preallocated rest of a segment is never read, so
-// restart time does not grow with it. A Save whose pages reached the disk
-// out of order before a crash can leave a zeroed hole before records that
-// did reach it; the window finds such a hole within the last Save of up
-// to this size (raft's batches are far smaller), and then recovery reads
-// the whole rest of the segment to classify the damage as before.
+// restart time does not grow with it. A zeroed hole before non-zero bytes
+// within the window makes recovery read the whole rest of the segment and
+// classify the damage as scan does (a torn tail, or corruption if a valid
+// record follows). What the window gives up: a hole longer than it before
+// more records is taken as the end. A crash in the middle of a Save can
+// leave such a hole, but that Save was never acknowledged (its fsync did
+// not return), so cutting it loses nothing acknowledged; only a zeroed
+// region over 1 MiB of fsynced data followed by more records, which is
+// disk damage, now goes unnoticed here.
 const zeroWindow = 1 << 20
 
 // readBufSize is the buffered reader's size: large enough that a read
