@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/vfs"
+	"github.com/zoohq/zoo/internal/vfs/errorfs"
 )
 
 // TestRecoveryReadsWhatWasWritten: Open and ReadFrom read the records of
@@ -140,4 +141,37 @@ func FuzzReadSegment(f *testing.F) {
 			t.Fatalf("ValidPrefixReader = %d, %v; ValidPrefix = %d", n, err, ValidPrefix(data))
 		}
 	})
+}
+
+// TestReadErrorFailsOpen: a read error in the middle of a segment fails
+// Open with that error, rather than being taken as the end of the log, and
+// cuts nothing: the next Open recovers every entry.
+func TestReadErrorFailsOpen(t *testing.T) {
+	const n = 2000
+	mem := vfs.NewMem()
+	writeSegments(t, mem, "wal", 4<<20, 1, n, 100)
+	errRead := errors.New("injected read error")
+	reads := 0
+	fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFileRead {
+			if reads++; reads == 3 {
+				return errRead
+			}
+		}
+		return nil
+	}))
+	if _, _, err := Open(fs, "wal", Options{SegmentSize: 4 << 20}); !errors.Is(err, errRead) {
+		t.Fatalf("Open with a failing read: %v, want %v", err, errRead)
+	}
+	if reads < 3 {
+		t.Fatalf("Open read %d times; the test needs a segment of more than 2 buffers", reads)
+	}
+	w, st, err := Open(mem, "wal", Options{SegmentSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if len(st.Entries) != n {
+		t.Fatalf("recovered %d entries after the failed Open, want %d", len(st.Entries), n)
+	}
 }
