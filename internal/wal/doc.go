@@ -41,9 +41,14 @@
 //
 // # Recovery: torn tail or corruption
 //
-// Records are read in order until the data ends or a record is bad (a short
-// or zero header, a length that runs past the end of the file, an unknown
-// type, a checksum mismatch). At the first bad record at offset off:
+// Records are streamed in order, one at a time through a buffered reader,
+// until the data ends or a record is bad (a short or zero header, a length
+// that runs past the end of the file, an unknown type, a checksum mismatch).
+// The preallocated tail is not read: a zero header followed by a window of
+// zeros (1 MiB; see zeroWindow for what that gives up) is the clean end of
+// the segment, so restart time follows what was written, not how many
+// segments were preallocated. At any other first bad record at offset off,
+// the rest of the segment is read:
 //
 //   - the rest of the file is zero: the clean end of the segment;
 //   - some valid record starts anywhere after off: corruption of data that

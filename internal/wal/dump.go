@@ -97,20 +97,16 @@ func Scan(fs vfs.FS, dir string, fn func(Record) error) error {
 
 func scanSegment(w *WAL, s segment, last bool, fn func(Record) error) error {
 	name := filepath.Join(w.dir, s.name())
-	data, err := w.readFile(name)
-	if err != nil {
-		return err
-	}
-	r := scan(data)
-	for _, rec := range r.records {
+	r, err := readSegment(w.fs, name, func(rec record) error {
 		out, err := decodeForScan(rec)
 		if err != nil {
 			return &CorruptionError{File: name, Offset: rec.off, Reason: err}
 		}
 		out.File = name
-		if err := fn(out); err != nil {
-			return err
-		}
+		return fn(out)
+	})
+	if err != nil {
+		return err
 	}
 	switch {
 	case r.bad == nil:

@@ -1,10 +1,7 @@
 package wal
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 )
 
@@ -20,39 +17,14 @@ func ValidPrefix(data []byte) int64 { return scan(data).end }
 // segments beside a running server, whose collector would otherwise pay
 // for a segment-sized allocation per segment.
 func ValidPrefixReader(r io.Reader, size int64) (int64, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		off int64
-		hdr [headerSize]byte
-		buf []byte
-	)
+	rr := newRecordReader(r, size)
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return off, nil
-			}
-			return off, err
+		_, bad, err := rr.next()
+		if bad != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return rr.off, nil
 		}
-		crc := binary.LittleEndian.Uint32(hdr[:])
-		n := int64(binary.LittleEndian.Uint32(hdr[4:]))
-		t := recordType(hdr[8])
-		if t == typeInvalid || t > maxRecordType || n > size-off-headerSize {
-			return off, nil
+		if err != nil {
+			return rr.off, err
 		}
-		if int64(cap(buf)) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return off, nil
-			}
-			return off, err
-		}
-		c := crc32.Update(crc32.Checksum(hdr[4:], crcTable), crcTable, buf)
-		if c != crc {
-			return off, nil
-		}
-		off += headerSize + n
 	}
 }

@@ -222,21 +222,20 @@ func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
 // (where a torn tail was cut).
 func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int64, error) {
 	name := w.path(s.name())
-	data, err := w.readFile(name)
+	r, err := readSegment(w.fs, name, func(rec record) error {
+		if err := st.apply(rec); err != nil {
+			return &CorruptionError{File: name, Offset: rec.off, Reason: err}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	r := scan(data)
 	if r.bad != nil && (r.corrupt || !last) {
 		return 0, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
 	}
-	for _, rec := range r.records {
-		if err := st.apply(rec); err != nil {
-			return 0, &CorruptionError{File: name, Offset: rec.off, Reason: err}
-		}
-	}
 	if r.bad != nil {
-		if err := w.cutTornTail(name, data, r.end, r.bad); err != nil {
+		if err := w.cutTornTail(name, r, r.bad); err != nil {
 			return 0, err
 		}
 	}
@@ -288,18 +287,17 @@ func (w *WAL) ReadFrom(index uint64) (*State, error) {
 	st := &replay{fixed: true, keepFrom: index}
 	for _, s := range w.segs {
 		name := w.path(s.name())
-		data, err := w.readFile(name)
+		r, err := readSegment(w.fs, name, func(rec record) error {
+			if err := st.apply(rec); err != nil {
+				return &CorruptionError{File: name, Offset: rec.off, Reason: err}
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		r := scan(data)
 		if r.bad != nil {
 			return nil, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
-		}
-		for _, rec := range r.records {
-			if err := st.apply(rec); err != nil {
-				return nil, &CorruptionError{File: name, Offset: rec.off, Reason: err}
-			}
 		}
 	}
 	if err := st.finish(); err != nil {
@@ -313,24 +311,11 @@ func (w *WAL) ReadFrom(index uint64) (*State, error) {
 	return &st.state, nil
 }
 
-func (w *WAL) readFile(name string) ([]byte, error) {
-	f, err := w.fs.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("wal: read %s: %w", name, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("wal: read %s: %w", name, err)
-	}
-	return data, nil
-}
-
 // cutTornTail keeps the torn bytes in name.broken, then zeroes the segment
 // from off on, so that the torn record can never be mistaken for data (or
 // for corruption, once this segment is no longer the last).
-func (w *WAL) cutTornTail(name string, data []byte, off int64, why error) error {
-	torn := data[off:]
+func (w *WAL) cutTornTail(name string, r segmentEnd, why error) error {
+	off, torn := r.end, r.tail
 	for len(torn) > 0 && torn[len(torn)-1] == 0 {
 		torn = torn[:len(torn)-1]
 	}
@@ -344,7 +329,7 @@ func (w *WAL) cutTornTail(name string, data []byte, off int64, why error) error 
 	}
 	err = f.Truncate(off)
 	if err == nil {
-		err = f.Truncate(int64(len(data)))
+		err = f.Truncate(r.size)
 	}
 	if err == nil {
 		err = f.Sync()

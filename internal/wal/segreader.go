@@ -1,0 +1,172 @@
+package wal
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/zoohq/zoo/internal/vfs"
+)
+
+// zeroWindow is how far past a zeroed record header recovery checks that
+// the segment holds only zeros before taking the header as the end of the
+// written records. The preallocated rest of a segment is never read, so
+// restart time does not grow with it. A zeroed hole before non-zero bytes
+// within the window makes recovery read the whole rest of the segment and
+// classify the damage as scan does (a torn tail, or corruption if a valid
+// record follows). What the window gives up: a hole longer than it before
+// more records is taken as the end. A crash in the middle of a Save can
+// leave such a hole, but that Save was never acknowledged (its fsync did
+// not return), so cutting it loses nothing acknowledged; only a zeroed
+// region over 1 MiB of fsynced data followed by more records, which is
+// disk damage, now goes unnoticed here.
+const zeroWindow = 1 << 20
+
+// readBufSize is the buffered reader's size: large enough that a read
+// costs few system calls, small enough to hold per segment.
+const readBufSize = 64 << 10
+
+// recordReader decodes the records of a segment of size bytes one at a
+// time through a buffered reader. A record's payload is valid until the
+// next call of next.
+type recordReader struct {
+	br   *bufio.Reader
+	size int64
+	off  int64 // where the next record starts
+	hdr  [headerSize]byte
+	buf  []byte
+}
+
+func newRecordReader(r io.Reader, size int64) *recordReader {
+	return &recordReader{br: bufio.NewReaderSize(r, readBufSize), size: size}
+}
+
+// next decodes the record at rr.off. At the end of the segment it returns
+// io.EOF. A bad record is returned as bad (one of the errXxx reasons of
+// decodeRecord), with rr.off left at its start; err is a read error.
+func (rr *recordReader) next() (rec record, bad, err error) {
+	left := rr.size - rr.off
+	if left == 0 {
+		return record{}, nil, io.EOF
+	}
+	if left < headerSize {
+		return record{}, errShortHeader, nil
+	}
+	if _, err := io.ReadFull(rr.br, rr.hdr[:]); err != nil {
+		return record{}, nil, err
+	}
+	crc := binary.LittleEndian.Uint32(rr.hdr[:])
+	n := int64(binary.LittleEndian.Uint32(rr.hdr[4:]))
+	t := recordType(rr.hdr[8])
+	if crc == 0 && n == 0 && t == typeInvalid {
+		return record{}, errZeroHeader, nil
+	}
+	if n > left-headerSize {
+		return record{}, errTooLong, nil
+	}
+	if int64(cap(rr.buf)) < n {
+		rr.buf = make([]byte, n)
+	}
+	rr.buf = rr.buf[:n]
+	if _, err := io.ReadFull(rr.br, rr.buf); err != nil {
+		return record{}, nil, err
+	}
+	if crc32.Update(crc32.Checksum(rr.hdr[4:], crcTable), crcTable, rr.buf) != crc {
+		return record{}, errChecksum, nil
+	}
+	if t == typeInvalid || t > maxRecordType {
+		return record{}, errBadType, nil
+	}
+	rec = record{typ: t, payload: rr.buf, off: rr.off}
+	rr.off += headerSize + n
+	return rec, nil, nil
+}
+
+// zerosFollow reports whether the window after a zeroed header at rr.off
+// (or the rest of the segment, if shorter) is all zeros.
+func (rr *recordReader) zerosFollow() (bool, error) {
+	n := min(rr.size-rr.off-headerSize, zeroWindow)
+	for n > 0 {
+		b, err := rr.br.Peek(int(min(n, readBufSize)))
+		if err != nil {
+			return false, err
+		}
+		if !allZero(b) {
+			return false, nil
+		}
+		n -= int64(len(b))
+		if _, err := rr.br.Discard(len(b)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// segmentEnd is how a segment's records end: what scan says of the
+// whole segment, found without reading its zeroed preallocated tail.
+type segmentEnd struct {
+	end     int64  // offset just past the last good record
+	bad     error  // why the record at end is bad; nil if the records ended cleanly
+	corrupt bool   // a valid record follows the bad one
+	tail    []byte // the bytes from end on, when bad is set
+	size    int64  // the segment's size
+}
+
+// readSegment streams the records of the segment name to fn, in order,
+// stopping at the first bad record or at a zeroed header followed by
+// zeros. A bad record that is not followed by zeros alone makes it read
+// the rest of the segment, to classify the damage as scan does.
+func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	rr := newRecordReader(f, fi.Size())
+	for {
+		rec, bad, err := rr.next()
+		if errors.Is(err, io.EOF) && bad == nil && rr.off == rr.size {
+			return segmentEnd{end: rr.off, size: rr.size}, nil
+		}
+		if err != nil {
+			return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, rr.off, err)
+		}
+		if bad == nil {
+			if err := fn(rec); err != nil {
+				return segmentEnd{}, err
+			}
+			continue
+		}
+		if errors.Is(bad, errZeroHeader) {
+			zeros, err := rr.zerosFollow()
+			if err != nil {
+				return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, rr.off, err)
+			}
+			if zeros {
+				return segmentEnd{end: rr.off, size: rr.size}, nil
+			}
+		}
+		return classifyTail(f, name, rr.off, rr.size, bad)
+	}
+}
+
+// classifyTail reads the segment from a bad record at off to its end and
+// says, as scan does, whether it is zeros only (a clean end), a torn
+// tail, or a bad record followed by a valid one (corruption).
+func classifyTail(f vfs.File, name string, off, size int64, bad error) (segmentEnd, error) {
+	tail, err := io.ReadAll(io.NewSectionReader(f, off, size-off))
+	if err != nil {
+		return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, off, err)
+	}
+	if allZero(tail) {
+		return segmentEnd{end: off, size: size}, nil
+	}
+	return segmentEnd{end: off, bad: bad, corrupt: validRecordAfter(tail, 1), tail: tail, size: size}, nil
+}
