@@ -20,13 +20,13 @@ func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SERVER_JVMFLAGS", "-Xmx64m -Djava.security.auth.login.config=/etc/jaas.conf")
+	t.Setenv("SERVER_JVMFLAGS", "-Xmx64m -Dzookeeper.sasl.serverconfig=OtherServer")
 	t.Setenv("JVMFLAGS", "")
 	err := runServer([]string{"-log-level", "error", cfg})
 	if !errors.Is(err, config.ErrRefused) {
 		t.Fatalf("got %v, want a refusal", err)
 	}
-	for _, want := range []string{cfg + ":3: portUnification: ", "$SERVER_JVMFLAGS (word 2): -Djava.security.auth.login.config: "} {
+	for _, want := range []string{cfg + ":3: portUnification: ", "$SERVER_JVMFLAGS (word 2): -Dzookeeper.sasl.serverconfig: "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q missing from:\n%v", want, err)
 		}
