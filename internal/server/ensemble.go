@@ -198,6 +198,7 @@ func (s *Server) serving() bool {
 func (s *Server) checkQuorum() {
 	if s.serving() {
 		s.leaderless = time.Time{}
+		s.exitReadOnly()
 		return
 	}
 	now := time.Now()
@@ -206,6 +207,10 @@ func (s *Server) checkQuorum() {
 		return
 	}
 	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
+		return
+	}
+	if s.cfg.ReadOnlyMode {
+		s.enterReadOnly()
 		return
 	}
 	s.closeClients("no leader")
