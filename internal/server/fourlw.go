@@ -222,6 +222,7 @@ func (src source) Monitor() fourlw.Monitor {
 		m.ApproximateDataSize = st.Tree.ApproximateDataSize()
 		m.GlobalSessions = int64(len(st.Sessions))
 	})
+	m.LocalSessions = s.localSessionCount()
 	m.OpenFileDescriptors, m.MaxFileDescriptors = fileDescriptors()
 	m.ClientResponseSize = fourlw.BufferStats{Last: -1, Min: -1, Max: -1}
 	if e := s.cfg.Ensemble; e.enabled() {

@@ -201,3 +201,10 @@ func fourLetterWords(cfg Config) []string {
 	}
 	return append(append([]string{}, cfg.FourLetterWords...), "isro")
 }
+
+// localSessionCount is mntr's local_sessions.
+func (s *Server) localSessionCount() int64 {
+	s.ro.mu.Lock()
+	defer s.ro.mu.Unlock()
+	return int64(len(s.ro.local))
+}

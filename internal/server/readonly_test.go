@@ -74,20 +74,16 @@ func waitIsro(t *testing.T, addr, want string) {
 // isro, refuses other clients, and serves read-write again once healed;
 // a global session lives through it.
 func TestReadOnlyMember(t *testing.T) {
-	ms, cut := startLinkedMembers(t, func(c *Config) { c.ReadOnlyMode = true })
+	// The session must outlive the partition: the majority expires it
+	// after its timeout, since its pings reach only the cut-off member
+	// (as in Apache). 20 ticks of 200ms would be 4s.
+	ms, cut := startLinkedMembers(t, func(c *Config) { c.ReadOnlyMode, c.MaxSessionTimeout = true, 60000 })
 	m3 := ms[3]
 	waitIsro(t, m3.addr, "rw")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	states := make(chan zk.State, 64)
-	c, err := zk.Connect(ctx, m3.addr, zk.WithReadOnly(true), zk.WithSessionTimeout(20*time.Second),
-		zk.WithStateCallback(func(s zk.State) {
-			select {
-			case states <- s:
-			default:
-			}
-		}))
+	c, err := zk.Connect(ctx, m3.addr, zk.WithReadOnly(true), zk.WithSessionTimeout(60*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +170,9 @@ func TestReadOnlyLocalSessions(t *testing.T) {
 		t.Fatalf("state %v, want ConnectedReadOnly", c.State())
 	}
 	local := c.SessionID()
+	if out, err := zktest.FourLetter(m3.addr, "mntr", time.Second); err != nil || !strings.Contains(out, "zk_local_sessions\t1\n") {
+		t.Errorf("mntr with one local session: %v\n%s", err, out)
+	}
 	if _, _, err := c.Get(ctx, "/zookeeper"); err != nil {
 		t.Errorf("read on a local session: %v", err)
 	}
