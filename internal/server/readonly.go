@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
 )
 
 // Read-only mode (readonlymode.enabled, Apache's ReadOnlyZooKeeperServer):
@@ -21,10 +22,15 @@ import (
 // Apache, a read-only member gives new sessions only as local sessions
 // (localSessionsEnabled): they live in this server's memory, are unknown
 // to the ensemble, and are gone when read-only mode ends. Without local
-// sessions it refuses new sessions, as Apache 3.8/3.9 does, and serves
-// only clients that reattach a global session it knows: such a session is
-// not expired (only a leader expires sessions) nor closed (closeSession is
-// a write), so no other member sees any change to it.
+// sessions it refuses new sessions, as Apache 3.8/3.9 does.
+//
+// It also refuses to reattach a global session, as Apache's
+// ReadOnlyZooKeeperServer.validateSession does
+// (RENEW_GLOBAL_SESSION_IN_RO_MODE): the majority, which the session's
+// pings no longer reach, expires it after its timeout and deletes its
+// ephemeral nodes. Serving it here would let a client believe it still
+// holds them (a lock, a leadership) while others have taken them over.
+// Its client keeps trying and reattaches once a leader is known again.
 
 var (
 	// errNotReadOnlyClient closes a connection from a client without
@@ -33,6 +39,9 @@ var (
 	// errNoLocalSessions closes a connection that asks for a new session
 	// while the member is read-only and local sessions are disabled.
 	errNoLocalSessions = errors.New("refusing a new session: a read-only member gives only local sessions (localSessionsEnabled=false)")
+	// errGlobalSessionReadOnly closes a connection that reattaches a
+	// global session while the member is read-only.
+	errGlobalSessionReadOnly = errors.New("refusing global session reconnection in read-only mode")
 )
 
 // readOnlyState is the server's read-only mode. on changes only with
@@ -153,9 +162,10 @@ func (c *conn) connectReadOnly(req *jute.ConnectRequest, timeout int32) error {
 			return c.refuseSession(req)
 		}
 	default:
-		if _, valid, _ := s.checkSession(req.SessionID, req.Passwd); !valid {
-			return c.refuseSession(req)
+		if s.globalSession(req.SessionID) {
+			return errGlobalSessionReadOnly
 		}
+		return c.refuseSession(req)
 	}
 	c.session.Store(resp.SessionID)
 	s.attach(resp.SessionID, c)
@@ -207,4 +217,11 @@ func (s *Server) localSessionCount() int64 {
 	s.ro.mu.Lock()
 	defer s.ro.mu.Unlock()
 	return int64(len(s.ro.local))
+}
+
+// globalSession reports whether sid is in the replicated session table;
+// unlike checkSession it does not count as the session's activity.
+func (s *Server) globalSession(sid int64) (known bool) {
+	s.rep.Read(func(st *txn.State, _ int64) { _, known = st.Sessions[sid] })
+	return known
 }

@@ -71,17 +71,20 @@ func waitIsro(t *testing.T, addr, want string) {
 
 // Ref: issue 12 §4: a member cut off from the quorum serves reads to
 // canBeReadOnly clients, refuses writes with NotReadOnly, says "ro" to
-// isro, refuses other clients, and serves read-write again once healed;
-// a global session lives through it.
+// isro, refuses other clients and, as Apache (RENEW_GLOBAL_SESSION_IN_RO_MODE),
+// global sessions; once healed it serves read-write again and the global
+// session, kept alive by nobody for less than its timeout, reattaches.
 func TestReadOnlyMember(t *testing.T) {
 	// The session must outlive the partition: the majority expires it
 	// after its timeout, since its pings reach only the cut-off member
 	// (as in Apache). 20 ticks of 200ms would be 4s.
-	ms, cut := startLinkedMembers(t, func(c *Config) { c.ReadOnlyMode, c.MaxSessionTimeout = true, 60000 })
+	ms, cut := startLinkedMembers(t, func(c *Config) {
+		c.ReadOnlyMode, c.LocalSessions, c.MaxSessionTimeout = true, true, 60000
+	})
 	m3 := ms[3]
 	waitIsro(t, m3.addr, "rw")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := zk.Connect(ctx, m3.addr, zk.WithReadOnly(true), zk.WithSessionTimeout(60*time.Second))
 	if err != nil {
@@ -91,44 +94,47 @@ func TestReadOnlyMember(t *testing.T) {
 	if _, _, err := c.Create(ctx, "/ro", []byte("before"), zk.Persistent, zk.OpenACLUnsafe()); err != nil {
 		t.Fatal(err)
 	}
-	sid := c.SessionID()
+	sid, passwd := c.SessionID(), c.SessionPassword()
 
 	cut(true)
 	waitIsro(t, m3.addr, "ro")
 	if m := modeOf(m3.addr); m != "read-only" {
 		t.Errorf("srvr mode = %q, want read-only", m)
 	}
-	waitFor(t, 30*time.Second, func() error {
-		if st := c.State(); st != zk.StateConnectedReadOnly {
-			return fmt.Errorf("client state %v", st)
-		}
-		return nil
-	})
-	if c.SessionID() != sid {
-		t.Errorf("session changed across read-only mode: %#x -> %#x", sid, c.SessionID())
-	}
-	if data, _, err := c.Get(ctx, "/ro"); err != nil || string(data) != "before" {
-		t.Errorf("read-only get = %q, %v", data, err)
-	}
-	if _, _, err := c.Create(ctx, "/ro2", nil, zk.Persistent, zk.OpenACLUnsafe()); !errors.Is(err, zk.ErrNotReadOnly) {
-		t.Errorf("create on a read-only member: %v, want ErrNotReadOnly", err)
-	}
-	if _, err := c.Set(ctx, "/ro", []byte("x"), -1); !errors.Is(err, zk.ErrNotReadOnly) {
-		t.Errorf("set on a read-only member: %v, want ErrNotReadOnly", err)
-	}
-
-	// A client without canBeReadOnly is refused; so is a new session
-	// without localSessionsEnabled, as in Apache.
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	if g, err := zk.Connect(short, m3.addr, zk.WithReadOnly(true), zk.WithSession(sid, passwd)); err == nil {
+		g.Close()
+		t.Error("a global session reattached to a read-only member")
+	}
 	if rw, err := zk.Connect(short, m3.addr); err == nil {
 		rw.Close()
 		t.Error("a client without canBeReadOnly connected to a read-only member")
 	}
-	if fresh, err := zk.Connect(short, m3.addr, zk.WithReadOnly(true)); err == nil {
-		fresh.Close()
-		t.Error("a new global session was created on a read-only member")
-	}
 	cancelShort()
+	if st := c.State(); st == zk.StateConnected || st == zk.StateConnectedReadOnly {
+		t.Errorf("the global session's client is %v on a read-only member", st)
+	}
+
+	r, err := zk.Connect(ctx, m3.addr, zk.WithReadOnly(true), zk.WithSessionTimeout(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if st := r.State(); st != zk.StateConnectedReadOnly {
+		t.Errorf("read-only client state %v", st)
+	}
+	if data, _, err := r.Get(ctx, "/ro"); err != nil || string(data) != "before" {
+		t.Errorf("read-only get = %q, %v", data, err)
+	}
+	if _, _, err := r.Create(ctx, "/ro2", nil, zk.Persistent, zk.OpenACLUnsafe()); !errors.Is(err, zk.ErrNotReadOnly) {
+		t.Errorf("create on a read-only member: %v, want ErrNotReadOnly", err)
+	}
+	if _, err := r.Set(ctx, "/ro", []byte("x"), -1); !errors.Is(err, zk.ErrNotReadOnly) {
+		t.Errorf("set on a read-only member: %v, want ErrNotReadOnly", err)
+	}
+	if err := r.Sync(ctx, "/ro"); !errors.Is(err, zk.ErrNotReadOnly) {
+		t.Errorf("sync on a read-only member: %v, want ErrNotReadOnly", err)
+	}
 
 	cut(false)
 	waitIsro(t, m3.addr, "rw")
@@ -146,6 +152,24 @@ func TestReadOnlyMember(t *testing.T) {
 	}
 	if data, _, err := c.Get(ctx, "/ro"); err != nil || string(data) != "after" {
 		t.Errorf("get after healing = %q, %v", data, err)
+	}
+}
+
+// Ref: issue 12 §4: without localSessionsEnabled a read-only member
+// refuses new sessions, as Apache 3.8/3.9 does.
+func TestReadOnlyWithoutLocalSessions(t *testing.T) {
+	ms, cut := startLinkedMembers(t, func(c *Config) { c.ReadOnlyMode = true })
+	m3 := ms[3]
+	waitIsro(t, m3.addr, "rw")
+	cut(true)
+	waitIsro(t, m3.addr, "ro")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if c, err := zk.Connect(ctx, m3.addr, zk.WithReadOnly(true)); !errors.Is(err, context.DeadlineExceeded) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("new session on a read-only member without local sessions: %v, want refused", err)
 	}
 }
 
