@@ -14,7 +14,7 @@ import (
 // startZooReadOnly runs one member of a three-server ensemble whose other
 // members never start, with read-only mode and local sessions enabled, as
 // startApacheReadOnly does with Apache: it serves read-only clients once
-// it has had no leader for an election timeout.
+// it has had no leader for 2s (readOnlyDelay).
 func startZooReadOnly(t testing.TB) (string, func()) {
 	quorum, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

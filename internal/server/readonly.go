@@ -12,8 +12,8 @@ import (
 )
 
 // Read-only mode (readonlymode.enabled, Apache's ReadOnlyZooKeeperServer):
-// a member cut off from the quorum for an election timeout stops serving
-// ordinary clients but serves reads, from its last applied state, to the
+// a member cut off from the quorum stops serving ordinary clients after
+// an election timeout, and after readOnlyDelay but serves reads, from its last applied state, to the
 // clients that connect with canBeReadOnly. Writes fail with NotReadOnly.
 // When a leader is known again, the read-only connections are closed and
 // their clients reconnect, to a read-write server.
@@ -224,4 +224,12 @@ func (s *Server) localSessionCount() int64 {
 func (s *Server) globalSession(sid int64) (known bool) {
 	s.rep.Read(func(st *txn.State, _ int64) { _, known = st.Sessions[sid] })
 	return known
+}
+
+// readOnlyDelay is how long a member is without a leader before it turns
+// read-only: Apache's QuorumPeer waits max(2s, tickTime) before starting
+// its ReadOnlyZooKeeperServer, so that an ordinary election does not
+// switch it to read-only and back. Until then it serves no client.
+func readOnlyDelay(tickTime time.Duration) time.Duration {
+	return max(2*time.Second, tickTime)
 }
