@@ -13,8 +13,9 @@ import (
 
 // Read-only mode (readonlymode.enabled, Apache's ReadOnlyZooKeeperServer):
 // a member cut off from the quorum stops serving ordinary clients after
-// an election timeout, and after readOnlyDelay but serves reads, from its last applied state, to the
-// clients that connect with canBeReadOnly. Writes fail with NotReadOnly.
+// an election timeout and, after readOnlyDelay, serves reads from its last
+// applied state to the clients that connect with canBeReadOnly. Writes
+// fail with NotReadOnly.
 // When a leader is known again, the read-only connections are closed and
 // their clients reconnect, to a read-write server.
 //
