@@ -11,9 +11,10 @@ import (
 )
 
 // The Zoo target: an in-process server with the settings the tests need.
-// Read-only mode is not implemented by Zoo yet, so those tests run only
-// against Apache.
-func init() { targets = append(targets, target{name: "zoo", start: startZoo}) }
+// Its read-only server is startZooReadOnly.
+func init() {
+	targets = append(targets, target{name: "zoo", start: startZoo, startReadOnly: startZooReadOnly})
+}
 
 func startZoo(t testing.TB) (string, func()) {
 	srv, err := zooserver.New(zooserver.Config{

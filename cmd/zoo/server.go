@@ -292,6 +292,8 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		SkipACL:               c.SkipACL,
 		ReconfigEnabled:       c.ReconfigEnabled,
 		FourLetterWords:       c.FourLetterWords,
+		ReadOnlyMode:          c.ReadOnlyMode,
+		LocalSessions:         c.LocalSessionsEnabled,
 		ContainerCheck:        time.Duration(c.ContainerCheckInterval) * time.Millisecond,
 		ContainerMaxPerMinute: c.ContainerMaxPerMinute,
 		Version:               zookeeperVersion + "-zoo-" + Version,

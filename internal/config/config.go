@@ -106,6 +106,14 @@ type Config struct {
 	// Apache's default, "srvr" alone. "*" enables all.
 	FourLetterWords []string
 
+	// ReadOnlyMode is -Dreadonlymode.enabled (a system property only, as
+	// in Apache): a member cut off from the quorum serves read-only
+	// clients.
+	ReadOnlyMode bool
+	// LocalSessionsEnabled is localSessionsEnabled: a read-only member
+	// gives new sessions as local sessions.
+	LocalSessionsEnabled bool
+
 	AdminEnableServer  bool // default true
 	AdminServerAddress string
 	AdminServerPort    int

@@ -220,7 +220,7 @@ tcpKeepAlive=true
 `)
 	want := []string{
 		"zoo.cfg:2: clientPort: set again on line 9, which wins",
-		"zoo.cfg:3: localSessionsEnabled: not supported by Zoo; ignored",
+		"zoo.cfg:3: localSessionsEnabled: sessions are global in Zoo; local sessions are given only by a read-only member (readonlymode.enabled)",
 		"zoo.cfg:4: netty.server.outstandingHandshake.limit: not supported by Zoo; ignored",
 		"zoo.cfg:5: ticktime: unknown setting; ignored (did you mean tickTime?)",
 		"zoo.cfg:6: fooBar: unknown setting; ignored",

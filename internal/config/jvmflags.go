@@ -60,6 +60,10 @@ func parseJVMWord(word string) (prop, value string, isProp bool, err error) {
 
 // setProperty applies one system property.
 func (c *Config) setProperty(prop, value string, pos Pos) error {
+	if prop == readOnlyProperty {
+		c.setReadOnlyProperty(value, pos)
+		return nil
+	}
 	name, zk := strings.CutPrefix(prop, "zookeeper.")
 	k, ok := lookupSecurity(prop, func(s source) bool { return s == propOnly })
 	if !ok && zk {

@@ -14,6 +14,8 @@ type handler func(c *Config, value string, pos Pos) error
 // reads as Java system properties (snapCount, forceSync, ...) fail too when
 // malformed, where Apache would quietly fall back to a default.
 var handlers = map[string]handler{
+	"localSessionsEnabled":    localSessionsKey,
+	"readonlymode.enabled":    readOnlyCfgKey,
 	"tickTime":                intKey(func(c *Config) *int { return &c.TickTime }, 1),
 	"initLimit":               intKey(func(c *Config) *int { return &c.InitLimit }, 0),
 	"syncLimit":               intKey(func(c *Config) *int { return &c.SyncLimit }, 0),
@@ -79,7 +81,7 @@ var handlers = map[string]handler{
 // makes Zoo no weaker than asked (security settings are in securityKeys);
 // unsupportedPrefixes cover families of them.
 var unsupported = map[string]bool{
-	"client.secure": true, "localSessionsEnabled": true,
+	"client.secure":                 true,
 	"localSessionsUpgradingEnabled": true, "observerMasterPort": true,
 	"connectToLearnerMasterLimit": true, "oraclePath": true, "quorum.cnxn.threads.size": true,
 	"electionPortBindRetry": true, "tcpKeepAlive": true, "clientTcpKeepAlive": true,

@@ -47,6 +47,7 @@ type conn struct {
 
 	session atomic.Int64
 	timeout atomic.Int32
+	ro      atomic.Bool // connected while the server was read-only
 
 	authMu sync.Mutex
 	auth   []jute.Id
@@ -282,6 +283,13 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 	}
 	timeout := session.Negotiate(req.TimeOut, s.cfg.MinSessionTimeout, s.cfg.MaxSessionTimeout)
 	c.timeout.Store(timeout)
+	s.mu.RLock()
+	ro := s.readOnly()
+	c.ro.Store(ro)
+	s.mu.RUnlock()
+	if ro {
+		return c.connectReadOnly(req, timeout)
+	}
 	if req.SessionID == 0 {
 		return c.createSession(req, timeout)
 	}
@@ -404,6 +412,9 @@ func (c *conn) handle(frame []byte) error {
 }
 
 func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
+	if c.ro.Load() && isWrite(h.Type) {
+		return c.readOnlyWrite(h, start)
+	}
 	if isWrite(h.Type) {
 		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec), rec: rec},
 			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})

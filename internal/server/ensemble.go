@@ -194,10 +194,12 @@ func (s *Server) serving() bool {
 }
 
 // checkQuorum closes every client connection once the server has been
-// without a leader for a whole election timeout.
+// without a leader for a whole election timeout, and, with read-only
+// mode, turns read-only after readOnlyDelay.
 func (s *Server) checkQuorum() {
 	if s.serving() {
 		s.leaderless = time.Time{}
+		s.exitReadOnly()
 		return
 	}
 	now := time.Now()
@@ -206,6 +208,10 @@ func (s *Server) checkQuorum() {
 		return
 	}
 	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
+		return
+	}
+	if s.cfg.ReadOnlyMode && now.Sub(s.leaderless) >= readOnlyDelay(s.cfg.TickTime) {
+		s.enterReadOnly()
 		return
 	}
 	s.closeClients("no leader")

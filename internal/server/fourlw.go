@@ -31,7 +31,7 @@ type source struct{ s *Server }
 
 func (src source) Serving() bool {
 	if src.s.cfg.Ensemble.enabled() {
-		return src.s.serving()
+		return src.s.serving() || src.s.readOnly()
 	}
 	return src.s.rep.IsLeader()
 }
@@ -41,6 +41,8 @@ func (s *Server) mode() string {
 	switch {
 	case !s.cfg.Ensemble.enabled():
 		return fourlw.ModeStandalone
+	case s.readOnly():
+		return fourlw.ModeReadOnly
 	case s.rep.Leader() == s.rep.ID():
 		return fourlw.ModeLeader
 	case s.rep.IsLearner():
@@ -55,6 +57,7 @@ func (src source) Stats() fourlw.Stats {
 	st := fourlw.Stats{
 		Version:       fourlw.FullVersion(s.cfg.Version, s.start),
 		Mode:          s.mode(),
+		ReadOnly:      s.readOnly(),
 		Latency:       s.stats.lat.get(),
 		Received:      s.stats.received.Load(),
 		Sent:          s.stats.sent.Load(),
@@ -219,6 +222,7 @@ func (src source) Monitor() fourlw.Monitor {
 		m.ApproximateDataSize = st.Tree.ApproximateDataSize()
 		m.GlobalSessions = int64(len(st.Sessions))
 	})
+	m.LocalSessions = s.localSessionCount()
 	m.OpenFileDescriptors, m.MaxFileDescriptors = fileDescriptors()
 	m.ClientResponseSize = fourlw.BufferStats{Last: -1, Min: -1, Max: -1}
 	if e := s.cfg.Ensemble; e.enabled() {

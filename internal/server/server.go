@@ -108,6 +108,13 @@ type Config struct {
 	SkipACL bool
 	// FourLetterWords lists the allowed 4lw commands; "*" allows all.
 	FourLetterWords []string
+	// ReadOnlyMode lets a member cut off from the quorum serve reads to
+	// canBeReadOnly clients (-Dreadonlymode.enabled=true); it also
+	// enables isro, as in Apache.
+	ReadOnlyMode bool
+	// LocalSessions (localSessionsEnabled) lets a read-only member give
+	// new sessions as local sessions; without it it refuses them.
+	LocalSessions bool
 	// ContainerCheck is znode.container.checkIntervalMs.
 	ContainerCheck time.Duration
 	// ContainerMaxPerMinute is znode.container.maxPerMinute.
@@ -247,6 +254,7 @@ type Server struct {
 	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
 	leading    bool                            // housekeeping's: tracking expiry as leader
 	leaderless time.Time                       // housekeeping's: when the leader was lost
+	ro         readOnlyState                   // read-only mode (readonly.go)
 
 	tag       atomic.Uint64
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
@@ -268,7 +276,7 @@ func New(cfg Config) (*Server, error) {
 		log:       cfg.Logger,
 		watches:   new(watch.Registry),
 		tokens:    make(chan struct{}, cfg.MaxOutstanding),
-		whitelist: fourlw.NewWhitelist(cfg.FourLetterWords),
+		whitelist: fourlw.NewWhitelist(fourLetterWords(cfg)),
 		stats:     newCounters(),
 		metrics:   newServerMetrics(cfg.Metrics),
 		start:     cfg.Now(),
@@ -448,7 +456,7 @@ func (s *Server) accept(nc net.Conn, sec *Secure) {
 	ip := remoteIP(nc)
 	s.mu.Lock()
 	s.metrics.connRequests.Inc()
-	if refusal := s.refuse(ip); refusal != "" || s.closing || !s.serving() {
+	if refusal := s.refuse(ip); refusal != "" || s.closing || !s.serving() && !s.readOnly() {
 		s.mu.Unlock()
 		if refusal != "" {
 			s.metrics.connRejected.Inc()
