@@ -52,6 +52,7 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 		LastSnapshot:  srv.LastSnapshot,
 		Ensemble:      ensembleView(srv),
 		Auth:          adminAuth(cfg, srv),
+		Snapshot:      adminSnapshot(log, cfg, srv),
 		Logger:        log,
 	})
 	idle := time.Duration(cfg.AdminIdleTimeout) * time.Millisecond

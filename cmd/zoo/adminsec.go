@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/zoohq/zoo/internal/admin"
 	"github.com/zoohq/zoo/internal/auth"
@@ -86,4 +88,16 @@ func adminAuth(cfg *config.Config, srv *server.Server) *admin.Auth {
 		X509SuperUser: cfg.Security["X509AuthenticationProvider.superUser"],
 		RootACL:       srv.RootACL,
 	}
+}
+
+// adminSnapshot is the snapshot command: an Apache snapshot of the applied
+// state, staged in dataDir (or the system's temp dir without one), at
+// most one per admin.rateLimiterIntervalInMS.
+func adminSnapshot(log *slog.Logger, cfg *config.Config, srv *server.Server) http.Handler {
+	return admin.SnapshotHandler(admin.SnapshotConfig{
+		Write:    srv.WriteApacheSnapshot,
+		TempDir:  cfg.DataDir,
+		Interval: time.Duration(cfg.AdminRateLimiterInterval) * time.Millisecond,
+		Logger:   log,
+	})
 }

@@ -54,6 +54,8 @@ var handlers = map[string]handler{
 	"admin.idleTimeout":   intKey(func(c *Config) *int { return &c.AdminIdleTimeout }, 1),
 	"admin.commandURL":    strKey(func(c *Config) *string { return &c.AdminCommandURL }, true),
 
+	"admin.rateLimiterIntervalInMS": intKey(func(c *Config) *int { return &c.AdminRateLimiterInterval }, 1),
+
 	"extendedTypesEnabled":                     sysBoolKey(func(c *Config) *bool { return &c.ExtendedTypesEnabled }),
 	"znode.container.checkIntervalMs":          intKey(func(c *Config) *int { return &c.ContainerCheckInterval }, 1),
 	"znode.container.maxPerMinute":             intKey(func(c *Config) *int { return &c.ContainerMaxPerMinute }, 1),
@@ -94,7 +96,7 @@ var unsupported = map[string]bool{
 	"watcherCleanIntervalInSeconds": true, "watcherCleanThreadsNum": true,
 	"maxInProcessingDeadWatchers": true, "closeSessionTxn.enabled": true,
 	"znode.container.maxNeverUsedIntervalMs": true,
-	"admin.httpVersion":                      true, "admin.rateLimiterIntervalInMS": true, "emulate353TTLNodes": true,
+	"admin.httpVersion":                      true, "emulate353TTLNodes": true,
 	"cnxTimeout": true,
 }
 
