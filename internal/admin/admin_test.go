@@ -166,9 +166,9 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
-// snapshot and restore need an authorized user, which the AdminServer
-// cannot authenticate yet: refused with Apache's 401 (no credentials) or
-// 403 (credentials it cannot accept), never run.
+// snapshot and restore need an authorized user; an AdminServer with no
+// Config.Auth accepts none: refused with Apache's 401 (no credentials) or
+// 403 (credentials), never run.
 func TestProtectedCommandsRefused(t *testing.T) {
 	url, _, _ := startZoo(t)
 	for _, tc := range []struct {

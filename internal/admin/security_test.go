@@ -117,10 +117,14 @@ func TestForceHTTPS(t *testing.T) {
 	}
 }
 
-// admin.portUnification: HTTP and HTTPS on one port.
+// admin.portUnification: HTTP and HTTPS on one port; the client
+// certificate of a unified TLS connection authenticates x509.
 func TestPortUnification(t *testing.T) {
 	p := newPKI(t)
-	addr := serveFake(t, Config{}, &HTTPS{Config: p.serverConfig(false), Unified: true})
+	sc := p.serverConfig(false)
+	sc.ClientAuth = tls.VerifyClientCertIfGiven
+	root := rootACL(jute.ACL{Perms: jute.PermAll, ID: jute.Id{Scheme: acl.SchemeX509, ID: "CN=ops,O=zoo"}})
+	addr := serveFake(t, Config{Auth: &Auth{X509: true, RootACL: root}}, &HTTPS{Config: sc, Unified: true})
 	for _, tc := range []struct {
 		client *http.Client
 		url    string
@@ -128,6 +132,16 @@ func TestPortUnification(t *testing.T) {
 		status, got, err := do(t, tc.client, "GET", tc.url+"/commands/ruok", "")
 		if err != nil || status != http.StatusOK || got["command"] != "ruok" {
 			t.Errorf("%s ruok: %d %v %v", tc.url, status, got, err)
+		}
+	}
+	for _, tc := range []struct {
+		client *http.Client
+		url    string
+		status int
+	}{{plainClient, "http://" + addr, 401}, {p.httpsClient(false), "https://" + addr, 401}, {p.httpsClient(true), "https://" + addr, 503}} {
+		status, got, err := do(t, tc.client, "GET", tc.url+"/commands/snapshot", "x509")
+		if err != nil || status != tc.status {
+			t.Errorf("%s x509 snapshot: %d %v %v, want %d", tc.url, status, got, err, tc.status)
 		}
 	}
 }
