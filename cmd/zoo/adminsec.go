@@ -92,8 +92,12 @@ func adminAuth(cfg *config.Config, srv *server.Server) *admin.Auth {
 
 // adminSnapshot is the snapshot command: an Apache snapshot of the applied
 // state, staged in dataDir (or the system's temp dir without one), at
-// most one per admin.rateLimiterIntervalInMS.
+// most one per admin.rateLimiterIntervalInMS; nil (503, as Apache) with
+// admin.snapshot.enabled=false.
 func adminSnapshot(log *slog.Logger, cfg *config.Config, srv *server.Server) http.Handler {
+	if cfg.AdminSnapshotDisabled {
+		return nil
+	}
 	return admin.SnapshotHandler(admin.SnapshotConfig{
 		Write:    srv.WriteApacheSnapshot,
 		TempDir:  cfg.DataDir,

@@ -83,6 +83,34 @@ DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 	}
 }
 
+// admin.snapshot.enabled=false disables the snapshot command: Apache's 503
+// even for the super user.
+func TestAdminSnapshotDisabled(t *testing.T) {
+	adminPort := freePort(t)
+	cfg, srv := loadServer(t, fmt.Sprintf(`clientPort=%d
+admin.serverAddress=127.0.0.1
+admin.serverPort=%d
+admin.snapshot.enabled=false
+DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
+`, freePort(t), adminPort))
+	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/commands/snapshot", adminPort), nil)
+	req.Header.Set("Authorization", "digest super:test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"command": "snapshot"`) {
+		t.Errorf("%s %s", resp.Status, body)
+	}
+}
+
 // admin.needClientAuth without HTTPS, or a flag that is not a boolean, is
 // refused at its line rather than served weaker than asked.
 func TestAdminTLSFlagsRefused(t *testing.T) {

@@ -118,6 +118,9 @@ type Config struct {
 	// AdminRateLimiterInterval is admin.rateLimiterIntervalInMS, the least
 	// time (ms) between two snapshot commands.
 	AdminRateLimiterInterval int
+	// AdminSnapshotDisabled is admin.snapshot.enabled=false: the snapshot
+	// command answers 503.
+	AdminSnapshotDisabled bool
 
 	ExtendedTypesEnabled   bool // TTL nodes
 	ContainerCheckInterval int  // znode.container.checkIntervalMs
