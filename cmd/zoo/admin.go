@@ -23,6 +23,10 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 	if !cfg.AdminEnableServer {
 		return func() {}, nil
 	}
+	https, err := adminHTTPS(log, cfg)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.AdminAddr())
 	if err != nil {
 		err = fmt.Errorf("AdminServer (admin.serverAddress, admin.serverPort; admin.enableServer=false turns it off): %w", err)
@@ -47,11 +51,18 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 		SetTraceMask:  srv.SetTraceMask,
 		LastSnapshot:  srv.LastSnapshot,
 		Ensemble:      ensembleView(srv),
+		Auth:          adminAuth(cfg, srv),
+		Snapshot:      adminSnapshot(log, cfg, srv),
 		Logger:        log,
 	})
 	idle := time.Duration(cfg.AdminIdleTimeout) * time.Millisecond
-	as := admin.Start(ln, h, idle)
-	log.Info("AdminServer serving", "url", "http://"+ln.Addr().String()+cfg.AdminCommandURL)
+	as := admin.Start(https.Listen(ln), h, idle)
+	scheme := "http"
+	if https != nil {
+		scheme = "https"
+	}
+	log.Info("AdminServer serving", "url", scheme+"://"+ln.Addr().String()+cfg.AdminCommandURL,
+		"portUnification", https != nil && https.Unified)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

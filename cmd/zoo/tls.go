@@ -138,8 +138,10 @@ func quorumTLS(log *slog.Logger, cfg *config.Config) (*auth.QuorumTLS, error) {
 	on := cfg.Security["sslQuorum"]
 	switch strings.ToLower(on) {
 	case "", "false":
+		adminTLS := strings.EqualFold(cfg.Security["admin.forceHttps"], "true") ||
+			strings.EqualFold(cfg.Security["admin.portUnification"], "true") // the AdminServer uses them
 		for k := range cfg.Security {
-			if strings.HasPrefix(k, "ssl.quorum.") {
+			if strings.HasPrefix(k, "ssl.quorum.") && !adminTLS {
 				log.Warn("config: quorum TLS setting has no effect without sslQuorum=true", "key", k, "at", cfg.Pos(k).String())
 			}
 		}

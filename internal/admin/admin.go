@@ -48,12 +48,12 @@ type Config struct {
 	Ensemble func() Ensemble
 	// Snapshot and Restore are the snapshot and restore commands (issue
 	// 11). Apache 3.9 requires an authenticated user with ALL on the root
-	// for them; until Zoo's AdminServer authenticates users (the digest
-	// and x509 work of the security issue), they are refused whatever is
-	// set here: a request without credentials gets Apache's 401, one with
-	// credentials Apache's 403.
+	// for them (Auth).
 	Snapshot, Restore http.Handler
-	Logger            *slog.Logger
+	// Auth authenticates the users of the protected commands; nil refuses
+	// every request for them (401 without credentials, 403 with).
+	Auth   *Auth
+	Logger *slog.Logger
 }
 
 // Ensemble is what the quorum commands show of an ensemble member.
@@ -155,12 +155,23 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, name string) {
 		h.reply(w, http.StatusOK, errorResponse(c.names[0], msgNotServing))
 		return
 	case c.protected:
-		// No user authentication yet: refuse, with Apache's codes.
-		if r.Header.Get("Authorization") == "" {
-			h.reply(w, http.StatusUnauthorized, errorResponse(c.names[0], msgAuthMissing))
-		} else {
-			h.reply(w, http.StatusForbidden, errorResponse(c.names[0], msgNotAuthz))
+		if err := h.authorize(r); err != nil {
+			status, msg := http.StatusUnauthorized, msgAuthMissing
+			switch {
+			case errors.Is(err, errNotAuthz):
+				status, msg = http.StatusForbidden, msgNotAuthz
+			case errors.Is(err, errNotAuthn):
+				msg = msgNotAuthn
+			}
+			h.reply(w, status, errorResponse(c.names[0], msg))
+			return
 		}
+	}
+	// The snapshot and restore hooks answer for themselves (a snapshot
+	// streams); without one the command is disabled, Apache's 503 for
+	// admin.snapshot.enabled=false.
+	if hook := h.hook(c.names[0]); hook != nil {
+		hook.ServeHTTP(w, r)
 		return
 	}
 	resp := newObj()
@@ -176,6 +187,30 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, name string) {
 		resp.put("error", nil)
 	}
 	h.reply(w, status, resp)
+}
+
+// authorize checks a protected command's request. Without Config.Auth
+// every request is refused, with Apache's codes: 401 without credentials,
+// 403 with them.
+func (h *handler) authorize(r *http.Request) error {
+	info, ok := r.Header["Authorization"]
+	if !ok || len(info) == 0 {
+		return errAuthMissing
+	}
+	if h.cfg.Auth == nil {
+		return errNotAuthz
+	}
+	return h.cfg.Auth.authorize(r, info[0])
+}
+
+func (h *handler) hook(name string) http.Handler {
+	switch name {
+	case "snapshot":
+		return h.cfg.Snapshot
+	case "restore":
+		return h.cfg.Restore
+	}
+	return nil
 }
 
 func errorResponse(name, msg string) *obj {
@@ -214,6 +249,7 @@ func Start(ln net.Listener, h http.Handler, idle time.Duration) *Server {
 			IdleTimeout:       idle,
 			ReadTimeout:       idle,
 			WriteTimeout:      idle,
+			ConnContext:       withConn,
 		},
 		ln:   ln,
 		done: make(chan error, 1),

@@ -19,7 +19,7 @@ import (
 
 // startZoo starts a Zoo server on a free port, with its data in a temp
 // dir, and an AdminServer for it; both stop when the test ends.
-func startZoo(t *testing.T) (adminURL, clientAddr string, srv *server.Server) {
+func startZoo(t *testing.T, opts ...func(*Config, *server.Server)) (adminURL, clientAddr string, srv *server.Server) {
 	t.Helper()
 	srv, err := server.New(server.Config{FourLetterWords: []string{"*"}, Version: "3.9.2-zoo", DataDir: t.TempDir(),
 		Logger: slog.New(slog.DiscardHandler)})
@@ -36,10 +36,14 @@ func startZoo(t *testing.T) (adminURL, clientAddr string, srv *server.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := Start(aln, Handler(Config{
+	cfg := Config{
 		Source: srv.Source(), Metrics: srv.Metrics(), InitialConfig: "tickTime=2000\n",
 		SetTraceMask: srv.SetTraceMask, LastSnapshot: srv.LastSnapshot,
-	}), time.Second)
+	}
+	for _, o := range opts {
+		o(&cfg, srv)
+	}
+	as := Start(aln, Handler(cfg), time.Second)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -162,9 +166,9 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
-// snapshot and restore need an authorized user, which the AdminServer
-// cannot authenticate yet: refused with Apache's 401 (no credentials) or
-// 403 (credentials it cannot accept), never run.
+// snapshot and restore need an authorized user; an AdminServer with no
+// Config.Auth accepts none: refused with Apache's 401 (no credentials) or
+// 403 (credentials), never run.
 func TestProtectedCommandsRefused(t *testing.T) {
 	url, _, _ := startZoo(t)
 	for _, tc := range []struct {

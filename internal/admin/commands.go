@@ -72,11 +72,11 @@ func commands() []*command {
 			return 0 // no observer connections to reset (observers sync over raft)
 		}},
 		{names: []string{"restore", "rest"}, serverRequired: true, protected: true,
-			post: func(*handler, *http.Request, *obj) int { return 0 }},
+			post: func(*handler, *http.Request, *obj) int { return http.StatusServiceUnavailable }},
 		{names: []string{"ruok"}, serverRequired: true, get: func(*handler, *http.Request, *obj) int { return 0 }},
 		{names: []string{"set_trace_mask", "stmk"}, get: setTraceMask},
 		{names: []string{"snapshot", "snap"}, serverRequired: true, protected: true,
-			get: func(*handler, *http.Request, *obj) int { return 0 }},
+			get: func(*handler, *http.Request, *obj) int { return http.StatusServiceUnavailable }},
 		{names: []string{"server_stats", "srvr"}, serverRequired: true, get: func(h *handler, _ *http.Request, resp *obj) int {
 			serverStats(h, resp)
 			return 0

@@ -42,6 +42,10 @@ const (
 	DefaultClientPort             = 2181
 )
 
+// DefaultAdminRateLimiterInterval is Apache's admin.rateLimiterIntervalInMS
+// (ms): one snapshot command per five minutes.
+const DefaultAdminRateLimiterInterval = 300000
+
 // Config is a server's configuration. A zero Config is not Apache's
 // defaults: start from Default() or Parse, which set the defaults whose zero
 // value means something else (MaxClientCnxns, where 0 means unlimited, and
@@ -119,6 +123,12 @@ type Config struct {
 	AdminServerPort    int
 	AdminIdleTimeout   int // ms
 	AdminCommandURL    string
+	// AdminRateLimiterInterval is admin.rateLimiterIntervalInMS, the least
+	// time (ms) between two snapshot commands.
+	AdminRateLimiterInterval int
+	// AdminSnapshotDisabled is admin.snapshot.enabled=false: the snapshot
+	// command answers 503.
+	AdminSnapshotDisabled bool
 
 	ExtendedTypesEnabled   bool // TTL nodes
 	ContainerCheckInterval int  // znode.container.checkIntervalMs
@@ -226,6 +236,7 @@ func (c *Config) EnsureDefaults() {
 	}
 	setIfZero(&c.AdminServerPort, DefaultAdminServerPort)
 	setIfZero(&c.AdminIdleTimeout, DefaultAdminIdleTimeout)
+	setIfZero(&c.AdminRateLimiterInterval, DefaultAdminRateLimiterInterval)
 	if c.AdminCommandURL == "" {
 		c.AdminCommandURL = DefaultAdminCommandURL
 	}

@@ -56,6 +56,9 @@ var handlers = map[string]handler{
 	"admin.idleTimeout":   intKey(func(c *Config) *int { return &c.AdminIdleTimeout }, 1),
 	"admin.commandURL":    strKey(func(c *Config) *string { return &c.AdminCommandURL }, true),
 
+	"admin.rateLimiterIntervalInMS": intKey(func(c *Config) *int { return &c.AdminRateLimiterInterval }, 1),
+	"admin.snapshot.enabled":        adminSnapshotEnabledKey,
+
 	"extendedTypesEnabled":                     sysBoolKey(func(c *Config) *bool { return &c.ExtendedTypesEnabled }),
 	"znode.container.checkIntervalMs":          intKey(func(c *Config) *int { return &c.ContainerCheckInterval }, 1),
 	"znode.container.maxPerMinute":             intKey(func(c *Config) *int { return &c.ContainerMaxPerMinute }, 1),
@@ -96,7 +99,7 @@ var unsupported = map[string]bool{
 	"watcherCleanIntervalInSeconds": true, "watcherCleanThreadsNum": true,
 	"maxInProcessingDeadWatchers": true, "closeSessionTxn.enabled": true,
 	"znode.container.maxNeverUsedIntervalMs": true,
-	"admin.httpVersion":                      true, "admin.rateLimiterIntervalInMS": true, "emulate353TTLNodes": true,
+	"admin.httpVersion":                      true, "emulate353TTLNodes": true,
 	"cnxTimeout": true,
 }
 
@@ -379,6 +382,14 @@ func whitelistKey(c *Config, value string, _ Pos) error {
 			c.FourLetterWords = append(c.FourLetterWords, w)
 		}
 	}
+	return nil
+}
+
+// adminSnapshotEnabledKey reads admin.snapshot.enabled as Apache's
+// Boolean.parseBoolean with default true: anything but "true" disables the
+// snapshot command (the safe reading of a typo).
+func adminSnapshotEnabledKey(c *Config, value string, _ Pos) error {
+	c.AdminSnapshotDisabled = !strings.EqualFold(value, "true")
 	return nil
 }
 

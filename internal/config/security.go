@@ -143,9 +143,9 @@ var securityKeys = []securityKey{
 	{"quorum.auth.kerberos.servicePrincipal", cfgOnly, Refused, nil},
 	{"quorum.auth.*", cfgOnly, Refused, nil},
 	// AdminServer and audit.
-	{"admin.forceHttps", both, Refused, []string{"false"}},
-	{"admin.needClientAuth", both, Refused, []string{"false"}},
-	{"admin.portUnification", both, Refused, []string{"false"}},
+	{"admin.forceHttps", both, Honoured, nil},
+	{"admin.needClientAuth", both, Honoured, nil},
+	{"admin.portUnification", both, Honoured, nil},
 	{"audit.enable", both, Honoured, nil},
 	{"audit.file", both, Honoured, nil},        // Zoo's own: where the records go
 	{"audit.maxFileSize", both, Honoured, nil}, // Zoo's own: when the file rotates
