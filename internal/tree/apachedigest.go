@@ -21,6 +21,14 @@ const digestSkipped = "/zookeeper/"
 
 // nodeApacheDigest is DigestCalculator.calculateDigest for one node.
 func nodeApacheDigest(path string, n *node) int64 {
+	return NodeApacheDigest(path, n.data, &n.stat)
+}
+
+// NodeApacheDigest is Apache's digest of one node (DigestCalculator,
+// version 2): the CRC32 of its path ("" for the root), its data and 60
+// bytes of its persisted stat; 0 under /zookeeper/. The readers of
+// Apache's files (internal/apache) check imported trees with it.
+func NodeApacheDigest(path string, data []byte, s *StatPersisted) int64 {
 	if strings.HasPrefix(path, digestSkipped) {
 		return 0
 	}
@@ -28,7 +36,6 @@ func nodeApacheDigest(path string, n *node) int64 {
 		path = ""
 	}
 	var b [60]byte
-	s := &n.stat
 	binary.BigEndian.PutUint64(b[0:], uint64(s.Czxid))
 	binary.BigEndian.PutUint64(b[8:], uint64(s.Mzxid))
 	binary.BigEndian.PutUint64(b[16:], uint64(s.Pzxid))
@@ -39,7 +46,7 @@ func nodeApacheDigest(path string, n *node) int64 {
 	binary.BigEndian.PutUint32(b[48:], uint32(s.Aversion))
 	binary.BigEndian.PutUint64(b[52:], uint64(s.EphemeralOwner))
 	crc := crc32.Update(0, crc32.IEEETable, []byte(path))
-	crc = crc32.Update(crc, crc32.IEEETable, n.data)
+	crc = crc32.Update(crc, crc32.IEEETable, data)
 	crc = crc32.Update(crc, crc32.IEEETable, b[:])
 	return int64(crc)
 }
