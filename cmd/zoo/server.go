@@ -142,26 +142,26 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		}
 		return err
 	}
-	stopAdmin, err := startAdmin(log, cfg, srv)
-	if err != nil {
+	// abort undoes a start that fails before the clients are served: the
+	// server stops, and its listeners, not served yet, are closed here
+	// since Shutdown does not know them.
+	abort := func(err error) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		for _, l := range lns {
-			l.ln.Close() // not served yet, so Shutdown does not know them
+			l.ln.Close()
 		}
 		return err
+	}
+	stopAdmin, err := startAdmin(log, cfg, srv)
+	if err != nil {
+		return abort(err)
 	}
 	defer stopAdmin()
 	stopMetrics, err := startMetrics(log, cfg, srv)
 	if err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		for _, l := range lns {
-			l.ln.Close() // not served yet, so Shutdown does not know them
-		}
-		return err
+		return abort(err)
 	}
 	defer stopMetrics()
 	errc := make(chan error, len(lns))
