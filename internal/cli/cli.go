@@ -39,7 +39,11 @@ const (
 // streams. Watch events arrive on other goroutines, so every write goes
 // through mu.
 type shell struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// done, under mu, is set when Main returns: a client's state callback
+	// may still run after Close (as the Java client's event thread may),
+	// and must not write to the caller's streams then.
+	done   bool
 	out    io.Writer // results, as zkCli's System.out
 	errw   io.Writer // errors and "Created ...", as zkCli's System.err
 	client *zk.Client
@@ -97,6 +101,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		history: map[int]string{},
 		opts:    opts,
 	}
+	defer func() {
+		s.mu.Lock()
+		s.done = true
+		s.mu.Unlock()
+	}()
 	defer s.closeClient()
 	if fs.NArg() > 0 {
 		return s.oneShot(fs.Args())
@@ -297,13 +306,17 @@ func (s *shell) ctx() (context.Context, context.CancelFunc) {
 func (s *shell) printf(format string, a ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.out, format, a...)
+	if !s.done {
+		fmt.Fprintf(s.out, format, a...)
+	}
 }
 
 func (s *shell) errorf(format string, a ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.errw, format, a...)
+	if !s.done {
+		fmt.Fprintf(s.errw, format, a...)
+	}
 }
 
 // event prints a WatchedEvent as zkCli's watcher does, unless
