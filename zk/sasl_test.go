@@ -1,14 +1,12 @@
 package zk
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	zooserver "github.com/zoohq/zoo/internal/server"
@@ -27,29 +25,13 @@ const saslJAAS = `Server {
 // users, the SASL provider, and SASL required of every session.
 func saslServers(t *testing.T) map[string]string {
 	t.Helper()
-	srv, err := zooserver.New(zooserver.Config{
+	zooAddr, stop := serveZoo(t, zooserver.Config{
 		Logger:             slog.New(slog.DiscardHandler),
 		SASL:               &zooserver.SASLConfig{Users: map[string]string{"bob": "bobsecret"}},
 		EnforceAuthSchemes: []string{"sasl"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		<-served
-	})
-	addrs := map[string]string{"zoo": ln.Addr().String()}
+	t.Cleanup(stop)
+	addrs := map[string]string{"zoo": zooAddr}
 	a, err := zktest.Apache{JAAS: saslJAAS, Extra: []string{
 		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
 		"sessionRequireClientSASLAuth=true",
@@ -113,28 +95,12 @@ func TestSASLKerberos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := zooserver.New(zooserver.Config{
+	zooAddr, stop := serveZoo(t, zooserver.Config{
 		Logger: slog.New(slog.DiscardHandler),
 		SASL:   &zooserver.SASLConfig{Keytab: kt, Principal: principal},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		<-served
-	})
-	addrs := map[string]string{"zoo": ln.Addr().String()}
+	t.Cleanup(stop)
+	addrs := map[string]string{"zoo": zooAddr}
 	jaas := fmt.Sprintf("Server {\n com.sun.security.auth.module.Krb5LoginModule required\n useKeyTab=true keyTab=%q storeKey=true useTicketCache=false principal=%q;\n};\n",
 		k.Keytab("zookeeper/localhost"), principal)
 	a, err := zktest.Apache{JAAS: jaas, JVMFlags: []string{"-Djava.security.krb5.conf=" + k.Krb5Conf},

@@ -17,7 +17,7 @@ func init() {
 }
 
 func startZoo(t testing.TB) (string, func()) {
-	srv, err := zooserver.New(zooserver.Config{
+	return serveZoo(t, zooserver.Config{
 		Logger:          slog.New(slog.DiscardHandler),
 		TickTime:        500 * time.Millisecond,
 		ExtendedTypes:   true,
@@ -25,6 +25,12 @@ func startZoo(t testing.TB) (string, func()) {
 		FourLetterWords: []string{"*"},
 		Version:         "3.9.2-zoo",
 	})
+}
+
+// serveZoo starts an in-process server with cfg on a free loopback port
+// and returns its address and the function that stops it.
+func serveZoo(t testing.TB, cfg zooserver.Config) (string, func()) {
+	srv, err := zooserver.New(cfg)
 	if err != nil {
 		t.Fatalf("zoo: new server: %v", err)
 	}
