@@ -107,17 +107,10 @@ func Barrier(ctx context.Context, t Target, o BarrierOptions) (*Result, error) {
 	for i := range hists {
 		h.Merge(&hists[i])
 	}
-	r.Latency = summarize(&h)
 	r.BarrierMeanS = h.Mean().Seconds()
 	r.BarrierMaxS = h.Max().Seconds()
-	r.WindowS = b.at.Sub(a.at).Seconds()
 	r.ZKOps = br.calls.Load()
-	r.Ops = r.ZKOps
-	r.OpsPerSec = float64(r.Ops) / r.WindowS
-	if r.CPU, err = cpuBetween(a, b, r.Ops); err != nil {
-		errs.add("cpu", err)
-	}
-	errs.finish(r)
+	r.measured(r.ZKOps, &h, a, b, &errs)
 	return r, nil
 }
 

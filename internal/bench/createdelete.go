@@ -116,14 +116,7 @@ func CreateDelete(ctx context.Context, t Target, o CreateDeleteOptions) (*Result
 		h.Merge(&hists[i])
 	}
 	r.Creates, r.Deletes = created.Load(), deleted.Load()
-	r.Ops = r.Creates
-	r.WindowS = b.at.Sub(a.at).Seconds()
-	r.OpsPerSec = float64(r.Ops) / r.WindowS
-	r.Latency = summarize(&h)
 	// The servers' CPU is per create, which includes its delete.
-	if r.CPU, err = cpuBetween(a, b, r.Ops); err != nil {
-		errs.add("cpu", err)
-	}
-	errs.finish(r)
+	r.measured(r.Creates, &h, a, b, &errs)
 	return r, nil
 }

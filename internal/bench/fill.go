@@ -108,13 +108,6 @@ func Fill(ctx context.Context, t Target, o FillOptions) (*Result, error) {
 		h.Merge(&hists[i].h)
 	}
 	r.Creates = created.Load()
-	r.Ops = r.Creates
-	r.WindowS = b.at.Sub(a.at).Seconds()
-	r.OpsPerSec = float64(r.Ops) / r.WindowS
-	r.Latency = summarize(&h)
-	if r.CPU, err = cpuBetween(a, b, r.Ops); err != nil {
-		errs.add("cpu", err)
-	}
-	errs.finish(r)
+	r.measured(r.Creates, &h, a, b, &errs)
 	return r, nil
 }

@@ -126,15 +126,8 @@ func Mix(ctx context.Context, t Target, o MixOptions) (*Result, error) {
 		r.Reads += sessions[i].reads.Load()
 		r.Writes += sessions[i].writes.Load()
 	}
-	r.WindowS = b.at.Sub(a.at).Seconds()
-	r.Ops = r.Reads + r.Writes
-	r.OpsPerSec = float64(r.Ops) / r.WindowS
-	r.Latency = summarize(&h)
+	r.measured(r.Reads+r.Writes, &h, a, b, &errs)
 	r.InFlight = r.OpsPerSec * h.Mean().Seconds()
-	if r.CPU, err = cpuBetween(a, b, r.Ops); err != nil {
-		errs.add("cpu", err)
-	}
-	errs.finish(r)
 	return r, nil
 }
 

@@ -103,6 +103,21 @@ func (e *errCount) add(what string, err error) {
 	}
 }
 
+// measured fills what every workload reports from its window: ops in
+// total and per second, the latency summary of h and the servers' CPU per
+// op between samples a and b; then it stamps the errors.
+func (r *Result) measured(ops int64, h *Hist, a, b CPUSample, errs *errCount) {
+	r.Ops = ops
+	r.WindowS = b.at.Sub(a.at).Seconds()
+	r.OpsPerSec = float64(ops) / r.WindowS
+	r.Latency = summarize(h)
+	var err error
+	if r.CPU, err = cpuBetween(a, b, ops); err != nil {
+		errs.add("cpu", err)
+	}
+	errs.finish(r)
+}
+
 // finish stamps the error count on r.
 func (e *errCount) finish(r *Result) {
 	r.Errors = e.n.Load()
