@@ -57,7 +57,18 @@ type TLS struct {
 	// HandshakeTimeout bounds a server's wait for a TLS handshake
 	// (ssl.handshakeDetectionTimeoutMillis).
 	HandshakeTimeout time.Duration
+	// Revocation, when not nil, checks the peer's chain for revoked
+	// certificates (ssl.crl, ssl.ocsp; see revocation.go).
+	Revocation *Revocation
 }
+
+// Java system properties that turn on revocation checking for every TLS
+// context of the JVM (set with -D in SERVER_JVMFLAGS): Zoo applies them to
+// the client port and the quorum alike.
+const (
+	PropCheckRevocation = "com.sun.net.ssl.checkRevocation"
+	PropOCSPEnable      = "ocsp.enable"
+)
 
 // ParseTLS reads the settings under prefix ("ssl." or "ssl.quorum.") from
 // get, which returns a setting's value and whether it is set, as Apache's
@@ -73,6 +84,7 @@ func ParseTLS(get func(key string) (string, bool), prefix string) (TLS, error) {
 		HostnameVerification: p.boolean("hostnameVerification", true),
 		HandshakeTimeout:     p.handshakeTimeout(),
 	}
+	t.Revocation = p.revocation()
 	t.MinVersion, t.MaxVersion = p.protocols()
 	t.CipherSuites, t.MinVersion = p.ciphers(t.MinVersion, t.MaxVersion)
 	return t, errors.Join(p.errs...)
@@ -125,6 +137,24 @@ func readSecret(path string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+// revocation reads ssl.crl and ssl.ocsp as X509Util does: either turns
+// on revocation checking, ocsp also asks OCSP responders first. The JVM's
+// own com.sun.net.ssl.checkRevocation and ocsp.enable do the same.
+func (p *tlsParser) revocation() *Revocation {
+	crl := p.boolean("crl", false)
+	ocspOn := p.boolean("ocsp", false)
+	if v, ok := p.get(PropCheckRevocation); ok && strings.EqualFold(v, "true") {
+		crl = true
+	}
+	if v, ok := p.get(PropOCSPEnable); ok && strings.EqualFold(v, "true") {
+		ocspOn = true
+	}
+	if !crl && !ocspOn {
+		return nil
+	}
+	return NewRevocation(ocspOn)
 }
 
 // clientAuth is Apache's X509Util.ClientAuth: empty means NEED.
@@ -278,6 +308,9 @@ func (t TLS) ServerConfig() (*tls.Config, error) {
 	c := t.base()
 	c.Certificates = []tls.Certificate{cert}
 	c.ClientAuth = t.ClientAuth
+	if t.Revocation != nil {
+		c.VerifyPeerCertificate = t.Revocation.VerifyPeerCertificate
+	}
 	if t.TrustStore.Path != "" {
 		if c.ClientCAs, err = LoadTrustStore(t.TrustStore.Path, t.TrustStore.Password, t.TrustStore.Type); err != nil {
 			return nil, &SettingError{Key: t.Prefix + "trustStore.location", Err: err}
@@ -309,14 +342,16 @@ func (t TLS) ClientConfig(serverName string) (*tls.Config, error) {
 	}
 	if !t.HostnameVerification {
 		c.InsecureSkipVerify = true // replaced by the chain check below
-		c.VerifyConnection = verifyChainOnly(c.RootCAs)
+		c.VerifyConnection = verifyChainOnly(c.RootCAs, t.Revocation)
+	} else if t.Revocation != nil {
+		c.VerifyPeerCertificate = t.Revocation.VerifyPeerCertificate
 	}
 	return c, nil
 }
 
-// verifyChainOnly checks the server's chain against roots without
-// checking its name.
-func verifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
+// verifyChainOnly checks the server's chain against roots (and rev, if
+// not nil) without checking its name.
+func verifyChainOnly(roots *x509.CertPool, rev *Revocation) func(tls.ConnectionState) error {
 	return func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
 			return errors.New("auth: server sent no certificate")
@@ -325,7 +360,10 @@ func verifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
 		for _, c := range cs.PeerCertificates[1:] {
 			opts.Intermediates.AddCert(c)
 		}
-		_, err := cs.PeerCertificates[0].Verify(opts)
-		return err
+		chains, err := cs.PeerCertificates[0].Verify(opts)
+		if err != nil || rev == nil {
+			return err
+		}
+		return rev.Check(chains)
 	}
 }

@@ -86,13 +86,20 @@ var securityKeys = []securityKey{
 	{"ssl.hostnameVerification", both, Honoured, nil},
 	{"ssl.clientHostnameVerification", both, Refused, nil},
 	{"ssl.allowReverseDnsLookup", both, Refused, []string{"false"}},
-	{"ssl.crl", both, Refused, []string{"false"}},
-	{"ssl.ocsp", both, Refused, []string{"false"}},
+	{"ssl.crl", both, Honoured, nil},
+	{"ssl.ocsp", both, Honoured, nil},
 	{"ssl.clientAuth", both, Honoured, nil},
 	{"ssl.handshakeDetectionTimeoutMillis", both, Honoured, nil},
 	{"ssl.authProvider", both, Refused, []string{"x509"}},
 	{"ssl.*", both, Refused, nil},
 	{"fips-mode", both, Refused, nil},
+	// The JVM's revocation switches, which X509Util sets itself for
+	// ssl.crl and ssl.ocsp; Zoo reads them for the client port and the
+	// quorum alike (CRL distribution points are always fetched when
+	// checking is on, so enableCRLDP has nothing more to turn on).
+	{"com.sun.net.ssl.checkRevocation", propOnly, Honoured, nil},
+	{"com.sun.security.enableCRLDP", propOnly, Honoured, nil},
+	{"ocsp.enable", propOnly, Honoured, nil},
 	// Quorum TLS (QuorumX509Util, prefix zookeeper.ssl.quorum.).
 	{"sslQuorum", cfgOnly, Honoured, nil},
 	{"portUnification", cfgOnly, Refused, []string{"false"}},
@@ -112,6 +119,8 @@ var securityKeys = []securityKey{
 	{"ssl.quorum.clientHostnameVerification", both, Honoured, nil},
 	{"ssl.quorum.clientAuth", both, Honoured, nil},
 	{"ssl.quorum.handshakeDetectionTimeoutMillis", both, Honoured, nil},
+	{"ssl.quorum.crl", both, Honoured, nil},
+	{"ssl.quorum.ocsp", both, Honoured, nil},
 	{"ssl.quorum.*", both, Refused, nil},
 	// Authentication providers and super users.
 	{"authProvider.*", both, Refused, []string{digestProvider, x509Provider, SASLProviderClass, IPProviderClass}},

@@ -96,6 +96,20 @@ var apacheSecurityKeys = []struct {
 	{"audit.enable", "true", true},
 	{"audit.impl.class", "com.example.Audit", true},
 	{"java.security.auth.login.config", "/jaas.conf", false},
+	// The JVM's own revocation switches (X509Util sets them for ssl.crl
+	// and ssl.ocsp; an operator may pass them with -D).
+	{"com.sun.net.ssl.checkRevocation", "true", false},
+	{"com.sun.security.enableCRLDP", "true", false},
+	{"ocsp.enable", "true", false},
+}
+
+// jvmProperties are the keys of apacheSecurityKeys that are JVM system
+// properties under their own name, not zookeeper.<key>.
+var jvmProperties = map[string]bool{
+	"java.security.auth.login.config": true,
+	"com.sun.net.ssl.checkRevocation": true,
+	"com.sun.security.enableCRLDP":    true,
+	"ocsp.enable":                     true,
 }
 
 // checkSecurity asserts that a security setting is either honoured (kept
@@ -135,7 +149,7 @@ func TestSecurityKeysHonouredOrRefused(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			c, err := Parse("zoo.cfg", []byte("dataDir=/d\n"+tc.key+"="+tc.value+"\n"))
 			checkSecurity(t, c, err, tc.key, tc.key, tc.value, "zoo.cfg:2")
-			if !tc.prop && tc.key != "java.security.auth.login.config" {
+			if !tc.prop && !jvmProperties[tc.key] {
 				return
 			}
 			prop := "zookeeper." + tc.key
@@ -180,9 +194,9 @@ audit.enable=false
 // SERVER_JVMFLAGS).
 func TestJVMFlagsPrecedence(t *testing.T) {
 	c := mustCheck(t, "dataDir=/d\nclientPort=2181\nsslQuorum=false\nenforce.auth.enabled=false\n")
-	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", "-Dzookeeper.enforce.auth.enabled=true -Dzookeeper.ssl.crl=true"); err == nil ||
-		strings.Contains(err.Error(), "enforce.auth") || !strings.Contains(err.Error(), "-Dzookeeper.ssl.crl") {
-		t.Errorf("zoo.cfg should win for enforce.auth.enabled, ssl.crl refused: %v", err)
+	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", "-Dzookeeper.enforce.auth.enabled=true -Dzookeeper.ssl.allowReverseDnsLookup=true"); err == nil ||
+		strings.Contains(err.Error(), "enforce.auth") || !strings.Contains(err.Error(), "-Dzookeeper.ssl.allowReverseDnsLookup") {
+		t.Errorf("zoo.cfg should win for enforce.auth.enabled, ssl.allowReverseDnsLookup refused: %v", err)
 	}
 	if got := c.Security["enforce.auth.enabled"]; got != "false" || c.Auth.EnforceAuth {
 		t.Errorf("enforce.auth.enabled = %q (EnforceAuth %v), want zoo.cfg's false", got, c.Auth.EnforceAuth)

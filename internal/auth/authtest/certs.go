@@ -10,8 +10,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ocsp"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
@@ -55,7 +58,7 @@ func NewCA(t testing.TB, cn string) *CA {
 		NotAfter:              time.Now().Add(24 * time.Hour),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -75,6 +78,9 @@ type Options struct {
 	// Hosts are DNS names and IP addresses; "localhost" and 127.0.0.1
 	// are always included.
 	Hosts []string
+	// CRLURLs are the certificate's CRL distribution points, OCSPURLs its
+	// OCSP responders.
+	CRLURLs, OCSPURLs []string
 }
 
 // Issue makes a certificate for client and server use signed by ca.
@@ -96,6 +102,9 @@ func (ca *CA) Issue(t testing.TB, o Options) *Cert {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+
+		CRLDistributionPoints: o.CRLURLs,
+		OCSPServer:            o.OCSPURLs,
 	}
 	for _, h := range o.Hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -206,4 +215,74 @@ func run(t testing.TB, name string, args ...string) {
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
+}
+
+// CRL returns a DER CRL of ca, current for an hour, listing revoked.
+func (ca *CA) CRL(t testing.TB, revoked ...*Cert) []byte {
+	t.Helper()
+	tmpl := &x509.RevocationList{
+		Number:     nextSerial(),
+		ThisUpdate: time.Now().Add(-time.Minute),
+		NextUpdate: time.Now().Add(time.Hour),
+	}
+	for _, c := range revoked {
+		tmpl.RevokedCertificateEntries = append(tmpl.RevokedCertificateEntries, x509.RevocationListEntry{
+			SerialNumber: c.Cert.SerialNumber, RevocationTime: time.Now().Add(-time.Minute),
+		})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, tmpl, ca.Cert, ca.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// OCSPResponder answers OCSP requests for ca's certificates: revoked ones
+// are revoked, every other serial is good. It counts the requests it got.
+type OCSPResponder struct {
+	CA       *CA
+	revoked  map[string]bool
+	Requests atomic.Int64
+}
+
+// NewOCSPResponder makes a responder for ca.
+func (ca *CA) NewOCSPResponder(revoked ...*Cert) *OCSPResponder {
+	r := &OCSPResponder{CA: ca, revoked: map[string]bool{}}
+	for _, c := range revoked {
+		r.revoked[c.Cert.SerialNumber.String()] = true
+	}
+	return r
+}
+
+// ServeHTTP answers one POSTed OCSP request, signed by the CA itself.
+func (r *OCSPResponder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.Requests.Add(1)
+	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<16))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	q, err := ocsp.ParseRequest(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	tmpl := ocsp.Response{
+		Status:       ocsp.Good,
+		SerialNumber: q.SerialNumber,
+		ThisUpdate:   time.Now().Add(-time.Minute),
+		NextUpdate:   time.Now().Add(time.Hour),
+	}
+	if r.revoked[q.SerialNumber.String()] {
+		tmpl.Status = ocsp.Revoked
+		tmpl.RevokedAt = time.Now().Add(-time.Minute)
+		tmpl.RevocationReason = ocsp.KeyCompromise
+	}
+	der, err := ocsp.CreateResponse(r.CA.Cert, r.CA.Cert, tmpl, r.CA.Key)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/ocsp-response")
+	_, _ = w.Write(der)
 }
