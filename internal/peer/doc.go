@@ -31,20 +31,25 @@
 //
 // # Handshake
 //
-// The dialer opens every connection with a 22-byte hello, all integers big
+// The dialer opens every connection with a 23-byte hello, all integers big
 // endian:
 //
-//	+--------+---------+------+-----------+-----------+
-//	| "ZOOP" | version | type | from (id) | to (id)   |
-//	| 4      | 1       | 1    | 8         | 8         |
-//	+--------+---------+------+-----------+-----------+
+//	+--------+---------+------+-----------+-----------+-------+
+//	| "ZOOP" | version | type | from (id) | to (id)   | flags |
+//	| 4      | 1       | 1    | 8         | 8         | 1     |
+//	+--------+---------+------+-----------+-----------+-------+
 //
 // type is 1 for a link, 2 for a stream. from is the dialer's server id, to
-// the id it expects to reach. The acceptor answers with one status byte: 0
+// the id it expects to reach. The acceptor answers with a status byte: 0
 // accepts, anything else names the reason for refusing (wrong id, unknown
-// peer, wrong direction, unsupported version or type, streams not accepted),
-// after which it closes the connection. Both sides log a refusal, so a
+// peer, wrong direction, unsupported version or type, streams not accepted,
+// quorum SASL required), after which it closes the connection; a flags
+// byte follows the status. Both sides log a refusal, so a
 // misconfigured ensemble is visible in the logs of every server involved.
+//
+// Flags, in the hello and in the answer: 1 says the sender runs an
+// established ensemble, 2 that it runs quorum SASL (Config.Auth). When both sides run SASL, an authentication exchange
+// follows the answer before the connection carries anything (auth.go).
 //
 // # Frames
 //

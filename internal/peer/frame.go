@@ -202,6 +202,7 @@ const (
 	ackBadVersion     ackStatus = 4
 	ackBadType        ackStatus = 5
 	ackNoStreams      ackStatus = 6 // the acceptor has no OnStream
+	ackAuthRequired   ackStatus = 7 // the acceptor requires quorum SASL
 )
 
 func (s ackStatus) String() string {
@@ -220,6 +221,8 @@ func (s ackStatus) String() string {
 		return "unsupported connection type"
 	case ackNoStreams:
 		return "streams not accepted"
+	case ackAuthRequired:
+		return "quorum SASL authentication required (quorum.auth.serverRequireSasl=true)"
 	}
 	return fmt.Sprintf("status %d", uint8(s))
 }

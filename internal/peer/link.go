@@ -105,9 +105,17 @@ func (t *Transport) acceptHandshake(c net.Conn) (hello, bool) {
 		t.log.Warn("peer: handshake reply failed", "remote", remote, "from", h.from, "err", err)
 		return hello{}, false
 	}
+	if st == ackAuthRequired {
+		t.log.Error("peer: refused a quorum peer that does not authenticate with SASL (quorum.auth.serverRequireSasl=true)",
+			"remote", remote, "from", h.from)
+		return hello{}, false
+	}
 	if st != ackOK {
 		t.log.Warn("peer: rejected connection; check the server list of both servers",
 			"remote", remote, "from", h.from, "to", h.to, "type", h.typ, "reason", st)
+		return hello{}, false
+	}
+	if t.cfg.Auth != nil && !t.authAccept(c, h) {
 		return hello{}, false
 	}
 	if err := c.SetDeadline(time.Time{}); err != nil {
@@ -128,6 +136,8 @@ func (t *Transport) checkHello(h hello) ackStatus {
 		return ackUnknownPeer
 	case h.typ == connStream && t.cfg.OnStream == nil:
 		return ackNoStreams
+	case t.cfg.Auth != nil && t.cfg.Auth.ServerRequired && h.flags&flagSASL == 0:
+		return ackAuthRequired
 	case h.typ == connStream:
 		return ackOK
 	}
@@ -247,7 +257,7 @@ func (d *dialLog) failed(now time.Time, err error) (slog.Level, bool) {
 	}
 	d.last = now
 	var dnsErr *net.DNSError
-	if errors.Is(err, ErrRejected) || errors.As(err, &dnsErr) {
+	if errors.Is(err, ErrRejected) || errors.Is(err, ErrAuth) || errors.As(err, &dnsErr) {
 		return slog.LevelWarn, true
 	}
 	return slog.LevelInfo, true
@@ -297,6 +307,11 @@ func (t *Transport) clientHandshake(c net.Conn, to uint64, typ connType) error {
 	}
 	if st != ackOK {
 		return fmt.Errorf("%w: %s", ErrRejected, st)
+	}
+	if t.cfg.Auth != nil {
+		if err := t.authDial(c, to, ack[1]); err != nil {
+			return err
+		}
 	}
 	return c.SetDeadline(time.Time{})
 }

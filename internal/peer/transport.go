@@ -89,6 +89,9 @@ type Config struct {
 	// Established tells the handshakes whether this server is a member of
 	// a running ensemble (see Survey); nil is never.
 	Established func() bool
+	// Auth, if not nil, authenticates every connection with SASL (see
+	// auth.go).
+	Auth *Auth
 }
 
 // Survey reports how many peers this transport has completed a handshake
@@ -115,10 +118,14 @@ func (t *Transport) heard(id uint64, established bool) {
 
 // flags are this server's handshake flags.
 func (t *Transport) flags() uint8 {
+	var f uint8
 	if t.cfg.Established != nil && t.cfg.Established() {
-		return flagEstablished
+		f |= flagEstablished
 	}
-	return 0
+	if t.cfg.Auth != nil {
+		f |= flagSASL
+	}
+	return f
 }
 
 const (
@@ -182,6 +189,9 @@ func (c *Config) validate() error {
 	}
 	if _, ok := c.Peers[0]; ok {
 		errs = append(errs, errors.New("peer: config: peer id 0 is invalid"))
+	}
+	if c.Auth != nil && (c.Auth.Learner == nil || c.Auth.Server == nil) {
+		errs = append(errs, errors.New("peer: config: Auth needs both Learner and Server"))
 	}
 	if c.IdleTimeout <= c.HeartbeatInterval {
 		errs = append(errs, fmt.Errorf("peer: config: IdleTimeout %v must exceed HeartbeatInterval %v",
