@@ -254,6 +254,9 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 	if err != nil {
 		return server.Ensemble{}, err
 	}
+	if e.Auth, err = quorumSASL(log, cfg); err != nil {
+		return server.Ensemble{}, err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(self.Host, strconv.Itoa(self.QuorumPort)))
 	if err != nil {
 		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)

@@ -41,6 +41,14 @@ func startZooBinary(t *testing.T, dir, cfg, addr string) {
 // it when the test ends; it returns once addr accepts connections.
 func runZooBinary(t *testing.T, bin, dir, cfg, addr string) {
 	t.Helper()
+	runZooBinaryEnv(t, bin, dir, cfg, addr)
+}
+
+// runZooBinaryEnv is runZooBinary with environment variables (such as
+// SERVER_JVMFLAGS) added; it returns a function that kills the server
+// early (the cleanup then does nothing more).
+func runZooBinaryEnv(t *testing.T, bin, dir, cfg, addr string, env ...string) (kill func()) {
+	t.Helper()
 	logPath := filepath.Join(dir, "zoo.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -49,15 +57,18 @@ func runZooBinary(t *testing.T, bin, dir, cfg, addr string) {
 	defer logf.Close()
 	cmd := exec.Command(bin, "server", cfg)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "SERVER_JVMFLAGS=", "JVMFLAGS=")
+	cmd.Env = append(append(os.Environ(), "SERVER_JVMFLAGS=", "JVMFLAGS="), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	kill = func() {
 		_ = cmd.Process.Kill()
 		<-exited
+	}
+	t.Cleanup(func() {
+		kill()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("zoo server log:\n%s", b)
@@ -68,7 +79,7 @@ func runZooBinary(t *testing.T, bin, dir, cfg, addr string) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return
+			return kill
 		}
 		select {
 		case <-exited:

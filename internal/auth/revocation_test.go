@@ -1,10 +1,10 @@
 package auth
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -215,7 +215,9 @@ func TestRevocationQuorum(t *testing.T) {
 	a := p.ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "a"}, CRLURLs: dp})
 	b := p.ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "b"}, CRLURLs: dp})
 	srv.der = p.ca.CRL(t, b)
-	store := func(c *authtest.Cert) string { return authtest.WriteFile(t, p.dir, c.Cert.Subject.CommonName+".pem", c.PEM(t)) }
+	store := func(c *authtest.Cert) string {
+		return authtest.WriteFile(t, p.dir, c.Cert.Subject.CommonName+".pem", c.PEM(t))
+	}
 	for _, key := range []string{"ssl.quorum.crl", PropCheckRevocation} {
 		cfg := func(c *authtest.Cert) TLS {
 			tl, err := ParseTLS(settings(map[string]string{

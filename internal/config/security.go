@@ -144,12 +144,12 @@ var securityKeys = []securityKey{
 	{"requireClientAuthScheme", both, Refused, nil},
 	{"allowSaslFailedClients", both, Honoured, nil},
 	// Quorum SASL (QuorumPeerConfig parses these itself).
-	{"quorum.auth.enableSasl", cfgOnly, Refused, []string{"false"}},
-	{"quorum.auth.learnerRequireSasl", cfgOnly, Refused, []string{"false"}},
-	{"quorum.auth.serverRequireSasl", cfgOnly, Refused, []string{"false"}},
-	{"quorum.auth.learner.saslLoginContext", cfgOnly, Refused, nil},
-	{"quorum.auth.server.saslLoginContext", cfgOnly, Refused, nil},
-	{"quorum.auth.kerberos.servicePrincipal", cfgOnly, Refused, nil},
+	{"quorum.auth.enableSasl", cfgOnly, Honoured, nil},
+	{"quorum.auth.learnerRequireSasl", cfgOnly, Honoured, nil},
+	{"quorum.auth.serverRequireSasl", cfgOnly, Honoured, nil},
+	{"quorum.auth.learner.saslLoginContext", cfgOnly, Honoured, nil},
+	{"quorum.auth.server.saslLoginContext", cfgOnly, Honoured, nil},
+	{"quorum.auth.kerberos.servicePrincipal", cfgOnly, Refused, nil}, // GSSAPI between servers is not provided
 	{"quorum.auth.*", cfgOnly, Refused, nil},
 	// AdminServer and audit.
 	{"admin.forceHttps", both, Honoured, nil},

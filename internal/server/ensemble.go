@@ -33,6 +33,9 @@ type Ensemble struct {
 	// Dial, if not nil, opens connections to peers (quorum TLS:
 	// auth.QuorumTLS.Dial, with Listener wrapped by tls.NewListener).
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Auth, if not nil, is quorum SASL (quorum.auth.enableSasl) on every
+	// connection between members.
+	Auth *peer.Auth
 }
 
 func (e *Ensemble) enabled() bool { return len(e.Voters)+len(e.Learners) > 1 }
@@ -61,6 +64,7 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 		Listener: e.Listener,
 		Peers:    e.Peers,
 		Dial:     e.Dial,
+		Auth:     e.Auth,
 		Logger:   s.log.With("component", "peer"),
 		// The transport may start before the replica exists (a fresh
 		// server asks its peers first, see join): until then messages
