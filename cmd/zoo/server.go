@@ -122,10 +122,11 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 	defer closeAudit()
 	scfg.Audit = al
 	if cfg.Distributed() {
-		e, err := ensemble(log, cfg)
+		e, stopReload, err := ensemble(log, cfg)
 		if err != nil {
 			return err
 		}
+		defer stopReload()
 		scfg.Ensemble = e
 	}
 	lns, err := listenClients(cfg, sec)
@@ -234,10 +235,13 @@ func warnNotInEffect(log *slog.Logger, cfg *config.Config) {
 // ensemble maps the server.N lines and myid onto the members this server
 // replicates with, and binds its quorum port. The election port is not
 // used: raft elects over the quorum port's connections.
-func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
+//
+// The returned function stops the reloading of the quorum's stores
+// (sslQuorumReloadCertFiles); call it once the server has stopped.
+func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, func(), error) {
 	self, ok := cfg.Self()
 	if !ok {
-		return server.Ensemble{}, fmt.Errorf("myid %d (in %s) names no server.N line", cfg.MyID, cfg.DataDir)
+		return server.Ensemble{}, nil, fmt.Errorf("myid %d (in %s) names no server.N line", cfg.MyID, cfg.DataDir)
 	}
 	e := server.Ensemble{Peers: map[uint64]string{}, Membership: cfg.Membership()}
 	for _, s := range cfg.Servers {
@@ -252,14 +256,20 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 	}
 	q, err := quorumTLS(log, cfg)
 	if err != nil {
-		return server.Ensemble{}, err
+		return server.Ensemble{}, nil, err
+	}
+	stop := func() {}
+	if q != nil {
+		stop = q.Close
 	}
 	if e.Auth, err = quorumSASL(log, cfg); err != nil {
-		return server.Ensemble{}, err
+		stop()
+		return server.Ensemble{}, nil, err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(self.Host, strconv.Itoa(self.QuorumPort)))
 	if err != nil {
-		return server.Ensemble{}, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
+		stop()
+		return server.Ensemble{}, nil, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
 	e.Listener = ln
 	if q != nil {
@@ -270,7 +280,7 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, error) {
 	checkHosts(log, cfg)
 	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
 		"voters", e.Voters, "observers", e.Learners)
-	return e, nil
+	return e, stop, nil
 }
 
 // serverConfig maps zoo.cfg onto the server's settings.

@@ -158,9 +158,17 @@ func quorumTLS(log *slog.Logger, cfg *config.Config) (*auth.QuorumTLS, error) {
 	// Apache's QuorumX509Util checks the dialling server's address too,
 	// unless ssl.quorum.clientHostnameVerification=false.
 	clientVerify := !strings.EqualFold(cfg.Security["ssl.quorum.clientHostnameVerification"], "false")
-	q, err := auth.NewQuorumTLS(settings, clientVerify)
+	q, err := auth.NewQuorumTLS(settings, clientVerify, log)
 	if err != nil {
 		return nil, settingProblems(cfg, err)
+	}
+	if reload := cfg.Security["sslQuorumReloadCertFiles"]; strings.EqualFold(reload, "true") {
+		q.Watch(certReloadInterval)
+		log.Info("quorum TLS: key and trust stores reloaded when their files change (sslQuorumReloadCertFiles=true)")
+	} else if reload != "" && !strings.EqualFold(reload, "false") {
+		q.Close()
+		return nil, &config.Problem{Pos: cfg.Pos("sslQuorumReloadCertFiles"), Key: "sslQuorumReloadCertFiles",
+			Err: fmt.Errorf("%w: %q is not true or false", config.ErrInvalid, reload)}
 	}
 	return q, nil
 }

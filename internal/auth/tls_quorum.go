@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"log/slog"
 	"net/netip"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,68 +24,96 @@ import (
 const quorumHandshakeLimit = 10 * time.Second
 
 // QuorumTLS is the configuration of both ends of quorum connections.
+// Both take the stores as last loaded: Watch reloads them when their
+// files change (sslQuorumReloadCertFiles), and connections already open
+// keep the certificates they were made with.
 type QuorumTLS struct {
 	// Listen is the accepting side's configuration.
 	Listen *tls.Config
 	// Dial opens a connection to a peer and completes the handshake.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+
+	stores *ServerTLS
+	dial   atomic.Pointer[tls.Config]
 }
 
 // NewQuorumTLS loads the stores named by t (parsed from "ssl.quorum.").
 // clientHostnameVerification is ssl.quorum.clientHostnameVerification
 // (Apache's default for the quorum is true, and it applies only when
-// hostnameVerification is on).
-func NewQuorumTLS(t TLS, clientHostnameVerification bool) (*QuorumTLS, error) {
+// hostnameVerification is on). log gets reloads.
+func NewQuorumTLS(t TLS, clientHostnameVerification bool, log *slog.Logger) (*QuorumTLS, error) {
 	if t.TrustStore.Path == "" {
 		return nil, &SettingError{Key: t.Prefix + "trustStore.location", Err: fmt.Errorf("%w: quorum TLS needs a trust store", ErrSetting)}
-	}
-	listen, err := t.ServerConfig()
-	if err != nil {
-		return nil, err
 	}
 	if t.ClientAuth != tls.RequireAndVerifyClientCert {
 		return nil, &SettingError{Key: t.Prefix + "clientAuth", Err: fmt.Errorf("%w: quorum TLS is mutual; only need is supported", ErrSetting)}
 	}
-	if t.HostnameVerification && clientHostnameVerification {
-		base := listen
-		listen = &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
-			c := base.Clone()
-			c.VerifyConnection = verifyPeerAddress(hello.Conn.RemoteAddr())
-			return c, nil
-		}}
+	q := &QuorumTLS{}
+	loadDial := func() error {
+		c, err := t.ClientConfig("")
+		if err != nil {
+			return err
+		}
+		if c.Certificates == nil {
+			return &SettingError{Key: t.Prefix + "keyStore.location", Err: fmt.Errorf("%w: quorum TLS needs a key store", ErrSetting)}
+		}
+		q.dial.Store(c)
+		return nil
 	}
-	dialCfg, err := t.ClientConfig("")
+	if err := loadDial(); err != nil {
+		return nil, err
+	}
+	stores, err := NewServerTLS(t, log)
 	if err != nil {
 		return nil, err
 	}
-	if dialCfg.Certificates == nil {
-		return nil, &SettingError{Key: t.Prefix + "keyStore.location", Err: fmt.Errorf("%w: quorum TLS needs a key store", ErrSetting)}
+	stores.onReload = loadDial
+	q.stores = stores
+	checkAddr := t.HostnameVerification && clientHostnameVerification
+	q.Listen = &tls.Config{
+		MinVersion: t.MinVersion,
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c := stores.cur.Load()
+			if checkAddr {
+				c = c.Clone()
+				c.VerifyConnection = verifyPeerAddress(hello.Conn.RemoteAddr())
+			}
+			return c, nil
+		},
 	}
 	dialer := &net.Dialer{Timeout: quorumHandshakeLimit}
-	return &QuorumTLS{
-		Listen: listen,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
-			nc, err := dialer.DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return nil, err
-			}
-			cfg := dialCfg
-			if !cfg.InsecureSkipVerify {
-				host, _, _ := net.SplitHostPort(addr)
-				cfg = cfg.Clone()
-				cfg.ServerName = host
-			}
-			tc := tls.Client(nc, cfg)
-			_ = nc.SetDeadline(time.Now().Add(max(t.HandshakeTimeout, quorumHandshakeLimit)))
-			if err := tc.HandshakeContext(ctx); err != nil {
-				nc.Close()
-				return nil, fmt.Errorf("quorum TLS handshake with %s: %w", addr, err)
-			}
-			_ = nc.SetDeadline(time.Time{})
-			return tc, nil
-		},
-	}, nil
+	q.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := q.dial.Load()
+		if !cfg.InsecureSkipVerify {
+			host, _, _ := net.SplitHostPort(addr)
+			cfg = cfg.Clone()
+			cfg.ServerName = host
+		}
+		tc := tls.Client(nc, cfg)
+		_ = nc.SetDeadline(time.Now().Add(max(t.HandshakeTimeout, quorumHandshakeLimit)))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("quorum TLS handshake with %s: %w", addr, err)
+		}
+		_ = nc.SetDeadline(time.Time{})
+		return tc, nil
+	}
+	return q, nil
 }
+
+// Reload reads the stores again now; on failure the previous ones stay.
+func (q *QuorumTLS) Reload() error { return q.stores.Reload() }
+
+// Watch reloads the stores whenever their files change, checking every
+// interval, until Close (sslQuorumReloadCertFiles).
+func (q *QuorumTLS) Watch(interval time.Duration) { q.stores.Watch(interval) }
+
+// Close stops Watch.
+func (q *QuorumTLS) Close() { q.stores.Close() }
 
 // verifyPeerAddress checks that a dialling server's certificate names the
 // address it connects from, as Apache's ZKTrustManager does without

@@ -20,6 +20,11 @@ type ServerTLS struct {
 	log      *slog.Logger
 	cur      atomic.Pointer[tls.Config]
 
+	// onReload, if set, builds what else depends on the stores (the
+	// quorum's dialling configuration); a failure keeps everything as
+	// it was.
+	onReload func() error
+
 	mu    sync.Mutex // serializes reloads and guards sums
 	sums  [2][sha256.Size]byte
 	stop  chan struct{}
@@ -69,6 +74,11 @@ func (s *ServerTLS) Reload() error {
 	c, err := s.settings.ServerConfig()
 	if err != nil {
 		return err
+	}
+	if s.onReload != nil {
+		if err := s.onReload(); err != nil {
+			return err
+		}
 	}
 	s.cur.Store(c)
 	return nil

@@ -103,7 +103,7 @@ var securityKeys = []securityKey{
 	// Quorum TLS (QuorumX509Util, prefix zookeeper.ssl.quorum.).
 	{"sslQuorum", cfgOnly, Honoured, nil},
 	{"portUnification", cfgOnly, Refused, []string{"false"}},
-	{"sslQuorumReloadCertFiles", cfgOnly, Refused, []string{"false"}},
+	{"sslQuorumReloadCertFiles", cfgOnly, Honoured, nil},
 	{"ssl.quorum.keyStore.location", both, Honoured, nil},
 	{"ssl.quorum.keyStore.password", both, Honoured, nil},
 	{"ssl.quorum.keyStore.passwordPath", both, Honoured, nil},

@@ -23,7 +23,7 @@ func quorumTLS(t *testing.T, ca *authtest.CA, cn string) *auth.QuorumTLS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := auth.NewQuorumTLS(tl, true)
+	q, err := auth.NewQuorumTLS(tl, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
