@@ -16,7 +16,7 @@ import (
 func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "zoo.cfg")
-	data := "dataDir=" + filepath.Join(dir, "data") + "\nclientPort=2181\nportUnification=true\n"
+	data := "dataDir=" + filepath.Join(dir, "data") + "\nclientPort=2181\nquorum.auth.kerberos.servicePrincipal=zkquorum/localhost\n"
 	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestServerRefusesUnprovidedSecurity(t *testing.T) {
 	if !errors.Is(err, config.ErrRefused) {
 		t.Fatalf("got %v, want a refusal", err)
 	}
-	for _, want := range []string{cfg + ":3: portUnification: ", "$SERVER_JVMFLAGS (word 2): -Dzookeeper.sasl.serverconfig: "} {
+	for _, want := range []string{cfg + ":3: quorum.auth.kerberos.servicePrincipal: ", "$SERVER_JVMFLAGS (word 2): -Dzookeeper.sasl.serverconfig: "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q missing from:\n%v", want, err)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -271,12 +270,7 @@ func ensemble(log *slog.Logger, cfg *config.Config) (server.Ensemble, func(), er
 		stop()
 		return server.Ensemble{}, nil, fmt.Errorf("quorum port of server.%d: %w", self.ID, err)
 	}
-	e.Listener = ln
-	if q != nil {
-		e.Listener = tls.NewListener(ln, q.Listen)
-		e.Dial = q.Dial
-		log.Info("quorum TLS: mutual TLS between the servers (sslQuorum=true)")
-	}
+	e.Listener, e.Dial = quorumListener(log, cfg, q, ln)
 	checkHosts(log, cfg)
 	log.Info("ensemble member", "id", self.ID, "role", self.Type, "quorum", ln.Addr().String(),
 		"voters", e.Voters, "observers", e.Learners)

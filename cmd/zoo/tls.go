@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -133,9 +135,18 @@ func listenClients(cfg *config.Config, sec *server.Secure) ([]clientListener, er
 }
 
 // quorumTLS builds the quorum's mutual TLS from the ssl.quorum.* settings
-// when sslQuorum=true, or returns nil.
+// when sslQuorum=true or portUnification=true (whose quorum port takes
+// TLS peers too, as Apache's UnifiedServerSocket does with the quorum
+// stores), or returns nil.
 func quorumTLS(log *slog.Logger, cfg *config.Config) (*auth.QuorumTLS, error) {
 	on := cfg.Security["sslQuorum"]
+	unified, err := quorumPortUnification(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if unified && (on == "" || strings.EqualFold(on, "false")) {
+		on = "true" // the stores are needed all the same
+	}
 	switch strings.ToLower(on) {
 	case "", "false":
 		adminTLS := strings.EqualFold(cfg.Security["admin.forceHttps"], "true") ||
@@ -171,4 +182,45 @@ func quorumTLS(log *slog.Logger, cfg *config.Config) (*auth.QuorumTLS, error) {
 			Err: fmt.Errorf("%w: %q is not true or false", config.ErrInvalid, reload)}
 	}
 	return q, nil
+}
+
+// quorumPortUnification reads portUnification, which QuorumPeerConfig
+// parses as a boolean.
+func quorumPortUnification(cfg *config.Config) (bool, error) {
+	switch v := cfg.Security["portUnification"]; strings.ToLower(v) {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, &config.Problem{Pos: cfg.Pos("portUnification"), Key: "portUnification",
+			Err: fmt.Errorf("%w: %q is not true or false", config.ErrInvalid, v)}
+	}
+}
+
+// quorumListener wraps the quorum port as sslQuorum and portUnification
+// say, and returns the dialler: TLS when sslQuorum=true, plaintext (nil)
+// otherwise, even on a unified port, which is what lets an ensemble
+// switch one member at a time.
+func quorumListener(log *slog.Logger, cfg *config.Config, q *auth.QuorumTLS, ln net.Listener) (net.Listener, func(context.Context, string) (net.Conn, error)) {
+	if q == nil {
+		return ln, nil
+	}
+	unified, _ := quorumPortUnification(cfg) // checked by quorumTLS
+	ssl := strings.EqualFold(cfg.Security["sslQuorum"], "true")
+	var dial func(context.Context, string) (net.Conn, error)
+	if ssl {
+		dial = q.Dial
+	}
+	if !unified {
+		log.Info("quorum TLS: mutual TLS between the servers (sslQuorum=true)")
+		return tls.NewListener(ln, q.Listen), dial
+	}
+	out := "plaintext"
+	if ssl {
+		out = "TLS"
+	}
+	log.Warn("quorum port accepts plaintext peers beside TLS ones (portUnification=true): for a rolling switch to "+
+		"sslQuorum only; finish it with portUnification=false", "dials", out)
+	return q.UnifiedListener(ln), dial
 }

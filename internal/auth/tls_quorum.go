@@ -1,13 +1,16 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"log/slog"
+	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -130,3 +133,80 @@ func verifyPeerAddress(remote net.Addr) func(tls.ConnectionState) error {
 		return cs.PeerCertificates[0].VerifyHostname(ap.Addr().Unmap().String())
 	}
 }
+
+// UnifiedListener wraps the quorum listener for Apache's portUnification:
+// each connection is told apart by its first byte, a TLS handshake record
+// (0x16) or anything else, plaintext, so that a running ensemble can
+// switch to sslQuorum one member at a time. TLS connections are checked
+// as on a TLS-only port. Accept does not wait for the first byte: a
+// connection decides on its first Read or Write, under the deadline its
+// user sets (the peer handshake's).
+func (q *QuorumTLS) UnifiedListener(ln net.Listener) net.Listener {
+	return &unifiedListener{Listener: ln, cfg: q.Listen}
+}
+
+type unifiedListener struct {
+	net.Listener
+	cfg *tls.Config
+}
+
+func (l *unifiedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &unifiedConn{Conn: c, cfg: l.cfg}, nil
+}
+
+// unifiedConn is an accepted connection that becomes TLS or stays
+// plaintext by its first byte. Deadlines, addresses and Close go to the
+// socket, which the TLS layer uses too.
+type unifiedConn struct {
+	net.Conn
+	cfg   *tls.Config
+	once  sync.Once
+	inner net.Conn
+	err   error
+}
+
+// tlsHandshakeRecord is the first byte of a TLS ClientHello.
+const tlsHandshakeRecord = 0x16
+
+func (c *unifiedConn) sniff() error {
+	c.once.Do(func() {
+		var first [1]byte
+		if _, err := io.ReadFull(c.Conn, first[:]); err != nil {
+			c.err = err
+			return
+		}
+		pc := &prefixConn{Conn: c.Conn, r: io.MultiReader(bytes.NewReader(first[:]), c.Conn)}
+		if first[0] == tlsHandshakeRecord {
+			c.inner = tls.Server(pc, c.cfg)
+			return
+		}
+		c.inner = pc
+	})
+	return c.err
+}
+
+func (c *unifiedConn) Read(p []byte) (int, error) {
+	if err := c.sniff(); err != nil {
+		return 0, err
+	}
+	return c.inner.Read(p)
+}
+
+func (c *unifiedConn) Write(p []byte) (int, error) {
+	if err := c.sniff(); err != nil {
+		return 0, err
+	}
+	return c.inner.Write(p)
+}
+
+// prefixConn reads through r, which holds bytes already read from Conn.
+type prefixConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) { return p.r.Read(b) }

@@ -102,7 +102,7 @@ var securityKeys = []securityKey{
 	{"ocsp.enable", propOnly, Honoured, nil},
 	// Quorum TLS (QuorumX509Util, prefix zookeeper.ssl.quorum.).
 	{"sslQuorum", cfgOnly, Honoured, nil},
-	{"portUnification", cfgOnly, Refused, []string{"false"}},
+	{"portUnification", cfgOnly, Honoured, nil},
 	{"sslQuorumReloadCertFiles", cfgOnly, Honoured, nil},
 	{"ssl.quorum.keyStore.location", both, Honoured, nil},
 	{"ssl.quorum.keyStore.password", both, Honoured, nil},

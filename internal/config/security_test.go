@@ -178,13 +178,11 @@ audit.enable=false
 	if got := c.Security["sslQuorum"]; got != "false" {
 		t.Errorf("sslQuorum kept as %q", got)
 	}
-	_, err := check(t, "dataDir=/d\nclientPort=2181\nportUnification=yes\n")
-	if !errors.Is(err, ErrRefused) {
-		t.Errorf("portUnification=yes: %v, want refused", err)
-	}
-	_, err = check(t, "dataDir=/d\nclientPort=2181\nsslQuorum=yes\n")
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("sslQuorum=yes: %v, want invalid (Apache's parseBoolean)", err)
+	for _, k := range quorumBooleans {
+		_, err := check(t, "dataDir=/d\nclientPort=2181\n"+k+"=yes\n")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), ":3: "+k) {
+			t.Errorf("%s=yes: %v, want invalid at line 3 (Apache's parseBoolean)", k, err)
+		}
 	}
 }
 

@@ -209,9 +209,15 @@ func (v *validator) secureClient() {
 	c.SecureClientPortAddress = c.Security["secureClientPortAddress"]
 }
 
-// sslQuorum is parsed as QuorumPeerConfig.parseBoolean: true or false.
+// sslQuorum and the other quorum security switches are parsed as
+// QuorumPeerConfig.parseBoolean: true or false.
 func (v *validator) sslQuorum() {
-	if on, ok := v.c.Security["sslQuorum"]; ok && !strings.EqualFold(on, "true") && !strings.EqualFold(on, "false") {
-		v.add("sslQuorum", fmt.Errorf("%w: %q: choose true or false", ErrInvalid, on))
+	for _, k := range quorumBooleans {
+		if on, ok := v.c.Security[k]; ok && !strings.EqualFold(on, "true") && !strings.EqualFold(on, "false") {
+			v.add(k, fmt.Errorf("%w: %q: choose true or false", ErrInvalid, on))
+		}
 	}
 }
+
+var quorumBooleans = []string{"sslQuorum", "portUnification", "sslQuorumReloadCertFiles",
+	"quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl"}

@@ -1,0 +1,90 @@
+package auth
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/internal/auth/authtest"
+)
+
+// TestQuorumUnifiedListener: with portUnification one quorum port serves
+// plaintext peers and TLS peers, and still refuses a TLS peer whose
+// certificate it does not trust.
+func TestQuorumUnifiedListener(t *testing.T) {
+	p := newPKI(t)
+	tl, err := ParseTLS(settings(map[string]string{"ssl.quorum.keyStore.location": p.key, "ssl.quorum.trustStore.location": p.trust}), "ssl.quorum.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := NewQuorumTLS(tl, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := q.UnifiedListener(raw)
+	defer ln.Close()
+	done := make(chan struct{})
+	defer func() { ln.Close(); <-done }()
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // echo 4 bytes
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				b := make([]byte, 4)
+				if _, err := io.ReadFull(c, b); err == nil {
+					_, _ = c.Write(b)
+				}
+			}()
+		}
+	}()
+	echo := func(c net.Conn) error {
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("ZOOP")); err != nil {
+			return err
+		}
+		b := make([]byte, 4)
+		_, err := io.ReadFull(c, b)
+		return err
+	}
+	plain, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := echo(plain); err != nil {
+		t.Fatalf("plaintext peer: %v", err)
+	}
+	secure, err := q.Dial(context.Background(), raw.Addr().String())
+	if err != nil {
+		t.Fatalf("TLS peer: %v", err)
+	}
+	if _, ok := secure.(*tls.Conn); !ok {
+		t.Fatalf("dialled %T, want TLS", secure)
+	}
+	if err := echo(secure); err != nil {
+		t.Fatalf("TLS peer: %v", err)
+	}
+	rogue := authtest.NewCA(t, "rogue").Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "rogue"}}).TLS()
+	bad, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: p.ca.Pool(), ServerName: "127.0.0.1",
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &rogue, nil }})
+	if err == nil {
+		err = echo(bad)
+	}
+	if err == nil {
+		t.Fatal("an untrusted TLS peer was served")
+	}
+}
