@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/auth"
 	"github.com/zoohq/zoo/internal/auth/authtest"
-	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/zk"
 )
 
 // quorumTLS builds the quorum TLS of a member from PEM stores, as cmd/zoo
@@ -47,11 +50,24 @@ func TestQuorumTLS(t *testing.T) {
 		if id == leader {
 			continue
 		}
-		f := newSession(t, m.addr)
-		f.mustCall(jute.OpSync, &jute.PathRequest{Path: "/over-quorum-tls"}, nil, jute.OK)
-		if got := f.getData("/over-quorum-tls"); string(got) != "v" {
-			t.Fatalf("member %d: %q", id, got)
-		}
+		// A member that started late may still be joining (it drops
+		// clients until it has the leader's state): retried.
+		waitFor(t, 20*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			f, err := zk.Connect(ctx, m.addr)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := f.Sync(ctx, "/over-quorum-tls"); err != nil {
+				return err
+			}
+			if got, _, err := f.Get(ctx, "/over-quorum-tls"); err != nil || string(got) != "v" {
+				return fmt.Errorf("member %d: %q, %v", id, got, err)
+			}
+			return nil
+		})
 	}
 
 	// It trusts the members and presents a certificate they do not
