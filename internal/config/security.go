@@ -86,8 +86,8 @@ var securityKeys = []securityKey{
 	{"ssl.hostnameVerification", both, Honoured, nil},
 	{"ssl.clientHostnameVerification", both, Refused, nil},
 	{"ssl.allowReverseDnsLookup", both, Refused, []string{"false"}},
-	{"ssl.crl", both, Honoured, nil},
-	{"ssl.ocsp", both, Honoured, nil},
+	{"ssl.crl", both, Honoured, []string{"false"}},
+	{"ssl.ocsp", both, Honoured, []string{"false"}},
 	{"ssl.clientAuth", both, Honoured, nil},
 	{"ssl.handshakeDetectionTimeoutMillis", both, Honoured, nil},
 	{"ssl.authProvider", both, Refused, []string{"x509"}},
@@ -97,9 +97,9 @@ var securityKeys = []securityKey{
 	// ssl.crl and ssl.ocsp; Zoo reads them for the client port and the
 	// quorum alike (CRL distribution points are always fetched when
 	// checking is on, so enableCRLDP has nothing more to turn on).
-	{"com.sun.net.ssl.checkRevocation", propOnly, Honoured, nil},
-	{"com.sun.security.enableCRLDP", propOnly, Honoured, nil},
-	{"ocsp.enable", propOnly, Honoured, nil},
+	{"com.sun.net.ssl.checkRevocation", propOnly, Honoured, []string{"false"}},
+	{"com.sun.security.enableCRLDP", propOnly, Honoured, []string{"false"}},
+	{"ocsp.enable", propOnly, Honoured, []string{"false"}},
 	// Quorum TLS (QuorumX509Util, prefix zookeeper.ssl.quorum.).
 	{"sslQuorum", cfgOnly, Honoured, nil},
 	{"portUnification", cfgOnly, Honoured, nil},
@@ -119,8 +119,8 @@ var securityKeys = []securityKey{
 	{"ssl.quorum.clientHostnameVerification", both, Honoured, nil},
 	{"ssl.quorum.clientAuth", both, Honoured, nil},
 	{"ssl.quorum.handshakeDetectionTimeoutMillis", both, Honoured, nil},
-	{"ssl.quorum.crl", both, Honoured, nil},
-	{"ssl.quorum.ocsp", both, Honoured, nil},
+	{"ssl.quorum.crl", both, Honoured, []string{"false"}},
+	{"ssl.quorum.ocsp", both, Honoured, []string{"false"}},
 	{"ssl.quorum.*", both, Refused, nil},
 	// Authentication providers and super users.
 	{"authProvider.*", both, Refused, []string{digestProvider, x509Provider, SASLProviderClass, IPProviderClass}},
