@@ -88,3 +88,74 @@ func TestQuorumUnifiedListener(t *testing.T) {
 		t.Fatal("an untrusted TLS peer was served")
 	}
 }
+
+// TestQuorumTLSReload: after the key store changes, both sides of new
+// quorum connections use the new certificate; a store that does not load
+// keeps the previous one on both sides.
+func TestQuorumTLSReload(t *testing.T) {
+	p := newPKI(t)
+	tl, err := ParseTLS(settings(map[string]string{"ssl.quorum.keyStore.location": p.key, "ssl.quorum.trustStore.location": p.trust}), "ssl.quorum.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := NewQuorumTLS(tl, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := q.UnifiedListener(raw)
+	defer ln.Close()
+	// seen gets the certificate each accepted TLS connection presented.
+	seen := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				if _, err := c.Read(make([]byte, 1)); err == nil {
+					tc := c.(*unifiedConn).inner.(*tls.Conn)
+					seen <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
+				}
+			}()
+		}
+	}()
+	// dial returns the CN the listener presented and the one it saw.
+	dial := func() (string, string) {
+		t.Helper()
+		c, err := q.Dial(context.Background(), raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		return c.(*tls.Conn).ConnectionState().PeerCertificates[0].Subject.CommonName, <-seen
+	}
+	if a, b := dial(); a != "server" || b != "server" {
+		t.Fatalf("before: %s, %s", a, b)
+	}
+	next := p.ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "rotated"}})
+	authtest.WriteFile(t, p.dir, "server.pem", next.PEM(t))
+	if err := q.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dial(); a != "rotated" || b != "rotated" {
+		t.Fatalf("after the reload: listener %s, dialler %s", a, b)
+	}
+	authtest.WriteFile(t, p.dir, "server.pem", []byte("half-written"))
+	if err := q.Reload(); err == nil {
+		t.Fatal("a broken key store reloaded")
+	}
+	if a, b := dial(); a != "rotated" || b != "rotated" {
+		t.Fatalf("after a failed reload: listener %s, dialler %s", a, b)
+	}
+}
