@@ -176,10 +176,7 @@ func (r *Revocation) crl(u string, issuer *x509.Certificate) (*x509.RevocationLi
 		if err != nil {
 			return nil, time.Time{}, err
 		}
-		if block := pemCRL(body); block != nil {
-			body = block
-		}
-		list, err := x509.ParseRevocationList(body)
+		list, err := parseCRL(body)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
@@ -189,13 +186,27 @@ func (r *Revocation) crl(u string, issuer *x509.Certificate) (*x509.RevocationLi
 		return nil, err
 	}
 	list := v.(*x509.RevocationList)
+	return list, checkCRL(list, issuer, r.now())
+}
+
+// parseCRL reads a CRL as a distribution point serves it: DER, or PEM.
+func parseCRL(body []byte) (*x509.RevocationList, error) {
+	if block := pemCRL(body); block != nil {
+		body = block
+	}
+	return x509.ParseRevocationList(body)
+}
+
+// checkCRL says whether list may be used for issuer's certificates at
+// now: signed by issuer, and not past its next update.
+func checkCRL(list *x509.RevocationList, issuer *x509.Certificate, now time.Time) error {
 	if err := list.CheckSignatureFrom(issuer); err != nil {
-		return nil, fmt.Errorf("not signed by the certificate's issuer %q: %w", issuer.Subject.String(), err)
+		return fmt.Errorf("not signed by the certificate's issuer %q: %w", issuer.Subject.String(), err)
 	}
-	if !list.NextUpdate.IsZero() && r.now().After(list.NextUpdate) {
-		return nil, fmt.Errorf("out of date (next update was due %s)", list.NextUpdate.UTC().Format(time.RFC3339))
+	if !list.NextUpdate.IsZero() && now.After(list.NextUpdate) {
+		return fmt.Errorf("out of date (next update was due %s)", list.NextUpdate.UTC().Format(time.RFC3339))
 	}
-	return list, nil
+	return nil
 }
 
 // pemCRL returns the DER of a PEM "X509 CRL" file, or nil.
