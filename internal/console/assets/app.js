@@ -494,6 +494,7 @@ function route() {
   const hash = location.hash || "#/tree";
   const [tabPart, query] = hash.slice(2).split("?");
   const tab = ["tree", "sessions", "ensemble", "charts"].includes(tabPart) ? tabPart : "tree";
+  if (tab !== state.tab) $("#toast").hidden = true;
   state.tab = tab;
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + tab;
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("on", a.dataset.tab === tab);
@@ -516,6 +517,7 @@ function refresh() {
 async function init() {
   setupLogin();
   setupTree();
+  $("#toast").addEventListener("click", () => { $("#toast").hidden = true; });
   await loadMe();
   call("GET", "ensemble").then(renderMode).catch(() => {});
   window.addEventListener("hashchange", route);
