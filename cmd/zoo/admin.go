@@ -53,6 +53,7 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 		Ensemble:      ensembleView(srv),
 		Auth:          adminAuth(cfg, srv),
 		Snapshot:      adminSnapshot(log, cfg, srv),
+		Restore:       adminRestore(log, cfg, srv),
 		Logger:        log,
 	})
 	h, closeConsole := withConsole(log, cfg, srv, https, h)
