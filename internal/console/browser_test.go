@@ -286,8 +286,11 @@ func TestBrowser(t *testing.T) {
 		return nil
 	})
 	run(click(`#edit-dlg [data-close]`),
+		click("#toast"), // dismissed, as a user would
 		chromedp.Navigate(base+"#/tree?path=/app/config"),
-		waitText("#data", "eu-west-1"))
+		waitText("#data", "eu-west-1"),
+		click(`#data-view button[data-view="json"]`),
+		waitText("#data", `"replicas": 3`))
 	screenshot(t, ctx, dir, "console-tree-login-1280x800.png", 1280, 800)
 
 	// Sessions and watches, the ensemble.
