@@ -22,7 +22,7 @@ func withConsole(log *slog.Logger, cfg *config.Config, srv *server.Server, https
 		Connect:       consoleConnect(cfg),
 		Source:        srv.Source(),
 		Metrics:       srv.Metrics(),
-		Ensemble:      consoleEnsemble(srv),
+		Ensemble:      console.EnsembleOf(srv),
 		SecureCookies: https != nil && !https.Unified,
 		Logger:        log.With("component", "console"),
 	})
@@ -53,30 +53,5 @@ func consoleConnect(cfg *config.Config) func(context.Context, ...zk.Option) (*zk
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.ClientPort))
 	return func(ctx context.Context, opts ...zk.Option) (*zk.Client, error) {
 		return zk.Connect(ctx, addr, append([]zk.Option{zk.WithReadOnly(true)}, opts...)...)
-	}
-}
-
-// consoleEnsemble is the ensemble as the console shows it.
-func consoleEnsemble(srv *server.Server) func() (console.Ensemble, bool) {
-	return func() (console.Ensemble, bool) {
-		q, ok := srv.Quorum()
-		if !ok {
-			return console.Ensemble{}, false
-		}
-		e := console.Ensemble{MyID: q.MyID, LeaderID: q.LeaderID, Term: q.Term, Zxid: q.LastZxid}
-		for _, m := range q.Members {
-			role := "follower"
-			switch {
-			case m.Observer:
-				role = "observer"
-			case m.ID == q.LeaderID:
-				role = "leader"
-			}
-			ps := srv.Peer(uint64(m.ID))
-			e.Members = append(e.Members, console.Member{ID: m.ID, Role: role,
-				QuorumAddr: m.QuorumAddr, ClientAddr: m.ClientAddr,
-				Match: ps.Match, Lag: ps.Lag, Live: ps.Live || m.ID == q.MyID, Self: m.ID == q.MyID})
-		}
-		return e, true
 	}
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -345,4 +346,43 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	noErrors("sessions, ensemble and charts")
+}
+
+// The ensemble view of a three-server ensemble, on the leader.
+func TestBrowserEnsemble(t *testing.T) {
+	zs := startEnsemble(t, 3)
+	ctx, errs := newBrowser(t)
+	dir := artifactDir(t)
+	var leader *zoo
+	waitFor(t, "a leader", func() error {
+		for _, z := range zs {
+			if z.srv.Source().Stats().Mode == "leader" {
+				leader = z
+				return nil
+			}
+		}
+		return errors.New("no leader yet")
+	})
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(leader.web.URL+DefaultPrefix+"/#/ensemble"),
+		waitText("#mode", "leader"),
+		waitText("#members", "follower"),
+		waitText("#members", "(this)"),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			// Three rows, every link up.
+			pctx, cancel := context.WithTimeout(ctx, testTimeout)
+			defer cancel()
+			_, err := chromedp.Poll[bool](`(() => { const rows = document.querySelectorAll("#members tbody tr");
+				return rows.length === 3 && [...rows].every((r) => !r.querySelector(".pill.bad")); })()`,
+				chromedp.WithPollingInterval(100*time.Millisecond))(pctx, tg)
+			return err
+		}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, dir, "console-ensemble3-1280x800.png", 1280, 800)
+	screenshot(t, ctx, dir, "console-ensemble3-390x844.png", 390, 844)
+	if e := errs.take(); len(e) > 0 {
+		t.Errorf("page errors: %q", e)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -51,8 +52,26 @@ type zoo struct {
 // front of it, stopping both when the test ends.
 func startZoo(t testing.TB) *zoo {
 	t.Helper()
+	z := startZooWith(t, nil)
+	waitFor(t, "server serving", func() error {
+		if !z.srv.Source().Serving() {
+			return errors.New("not serving")
+		}
+		return nil
+	})
+	return z
+}
+
+// startZooWith starts a server configured by edit (if not nil) and its
+// console.
+func startZooWith(t testing.TB, edit func(*server.Config)) *zoo {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(server.Config{Logger: log, Version: "3.9.2-zoo", FourLetterWords: []string{"*"}, DataDir: t.TempDir()})
+	cfg := server.Config{Logger: log, Version: "3.9.2-zoo", FourLetterWords: []string{"*"}, DataDir: t.TempDir()}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +92,14 @@ func startZoo(t testing.TB) *zoo {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	waitFor(t, "server serving", func() error {
-		if !srv.Source().Serving() {
-			return errors.New("not serving")
-		}
-		return nil
-	})
 	z.console = New(Config{
 		Connect: func(ctx context.Context, opts ...zk.Option) (*zk.Client, error) {
 			return zk.Connect(ctx, z.addr, opts...)
 		},
-		Source:  srv.Source(),
-		Metrics: srv.Metrics(),
-		Logger:  log,
+		Source:   srv.Source(),
+		Metrics:  srv.Metrics(),
+		Ensemble: EnsembleOf(srv),
+		Logger:   log,
 	})
 	z.web = httptest.NewServer(z.console)
 	t.Cleanup(func() {
@@ -93,6 +107,37 @@ func startZoo(t testing.TB) *zoo {
 		z.console.Close()
 	})
 	return z
+}
+
+// startEnsemble starts n servers replicating with each other, each with
+// its console.
+func startEnsemble(t testing.TB, n int) []*zoo {
+	t.Helper()
+	var voters []uint64
+	lns := map[uint64]net.Listener{}
+	membership := ""
+	for id := uint64(1); id <= uint64(n); id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		voters, lns[id] = append(voters, id), ln
+		membership += fmt.Sprintf("server.%d=%s:%d:participant\n", id, ln.Addr(), id)
+	}
+	membership += "version=0"
+	var out []*zoo
+	for id := uint64(1); id <= uint64(n); id++ {
+		e := server.Ensemble{Voters: voters, Peers: map[uint64]string{}, Listener: lns[id], Membership: membership}
+		for other, ln := range lns {
+			if other != id {
+				e.Peers[other] = ln.Addr().String()
+			}
+		}
+		out = append(out, startZooWith(t, func(c *server.Config) {
+			c.ServerID, c.TickTime, c.Ensemble = int64(id), 200*time.Millisecond, e
+		}))
+	}
+	return out
 }
 
 // client connects a ZooKeeper client to the server, as any user would.
@@ -494,5 +539,59 @@ func TestLoginBound(t *testing.T) {
 	bs[2].do("GET", "/api/me", nil, &m)
 	if m.User != "c" {
 		t.Errorf("newest login: %+v", m)
+	}
+}
+
+// On an ensemble the console shows every member with its role, and the
+// leader's console each member's link and replication progress.
+func TestEnsembleView(t *testing.T) {
+	zs := startEnsemble(t, 3)
+	var leader *zoo
+	waitFor(t, "a leader", func() error {
+		leader = nil
+		for _, z := range zs {
+			var v ensembleView
+			z.browser(t).do("GET", "/api/ensemble", nil, &v)
+			if v.Mode == "leader" {
+				leader = z
+			}
+		}
+		if leader == nil {
+			return errors.New("no leader yet")
+		}
+		return nil
+	})
+	waitFor(t, "every member replicating", func() error {
+		var v ensembleView
+		leader.browser(t).do("GET", "/api/ensemble", nil, &v)
+		if v.Standalone || len(v.Members) != 3 || v.Term <= 0 || v.LeaderID != v.MyID {
+			return fmt.Errorf("view %+v", v)
+		}
+		roles := map[string]int{}
+		for _, m := range v.Members {
+			roles[m.Role]++
+			if !m.Live || (!m.Self && (m.Match <= 0 || m.Lag < 0)) || m.QuorumAddr == "" {
+				return fmt.Errorf("member %+v", m)
+			}
+		}
+		if roles["leader"] != 1 || roles["follower"] != 2 {
+			return fmt.Errorf("roles %v", roles)
+		}
+		return nil
+	})
+	for _, z := range zs {
+		if z == leader {
+			continue
+		}
+		var v ensembleView
+		z.browser(t).do("GET", "/api/ensemble", nil, &v)
+		if v.Mode != "follower" || v.LeaderID == v.MyID || len(v.Members) != 3 {
+			t.Errorf("a follower's view %+v", v)
+		}
+		for _, m := range v.Members {
+			if !m.Self && m.Match != -1 {
+				t.Errorf("a follower knows member %d's progress: %+v", m.ID, m)
+			}
+		}
 	}
 }

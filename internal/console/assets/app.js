@@ -370,7 +370,7 @@ async function loadEnsemble() {
       h("td", {}, m.self ? m.id + " (this)" : m.id),
       h("td", {}, h("span", { class: "pill " + (m.role === "leader" ? "lead" : "ok") }, m.role)),
       h("td", {}, m.quorumAddr || "—"), h("td", {}, m.clientAddr || "—"),
-      h("td", {}, m.match >= 0 ? m.match : "—"), h("td", {}, m.lag >= 0 ? m.lag : "—"),
+      h("td", {}, m.match >= 0 ? "0x" + m.match.toString(16) : "—"), h("td", {}, m.lag >= 0 ? m.lag : "—"),
       h("td", {}, h("span", { class: "pill " + (m.live ? "ok" : "bad") }, m.self ? "self" : m.live ? "up" : "down")))));
   } catch (e) { report(e); }
 }
