@@ -214,3 +214,39 @@ func TestRestoreEnsemble(t *testing.T) {
 		return err
 	})
 }
+
+// A restore larger than a log segment is written, and replayed after a
+// restart, like any entry.
+func TestRestoreLarge(t *testing.T) {
+	dir := t.TempDir()
+	edit := func(c *Config) { c.DataDir, c.PreAllocSize = dir, 1<<20 }
+	ts := startServer(t, edit)
+	ctx := context.Background()
+	c := connectZK(t, ts.addr)
+	big := bytes.Repeat([]byte("z"), 1<<20-64)
+	for i := range 4 {
+		if _, _, err := c.Create(ctx, fmt.Sprintf("/n%02d", i), big, zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snap bytes.Buffer
+	if _, err := ts.srv.WriteApacheSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := digestOf(ts)
+	for i := range 4 {
+		if err := c.Delete(ctx, fmt.Sprintf("/n%02d", i), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ts.srv.Restore(ctx, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.shutdown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ts2 := startServer(t, edit)
+	if d, _ := digestOf(ts2); d != want {
+		t.Errorf("after a restart the digest is %x, want %x", d, want)
+	}
+}
