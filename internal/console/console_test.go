@@ -595,3 +595,34 @@ func TestEnsembleView(t *testing.T) {
 		}
 	}
 }
+
+// After Close the console's ZooKeeper sessions are gone and the tree
+// answers 503; the rest of the console still answers.
+func TestClose(t *testing.T) {
+	z := startZoo(t)
+	b := z.browser(t)
+	b.login("u", "p")
+	var n node
+	if s := b.do("GET", "/api/node?path=/", nil, &n); s != http.StatusOK {
+		t.Fatalf("before Close: %d", s)
+	}
+	z.console.Close()
+	var e apiError
+	if s := z.browser(t).do("GET", "/api/node?path=/", nil, &e); s != http.StatusServiceUnavailable {
+		t.Errorf("node after Close: %d %+v", s, e)
+	}
+	if s := z.browser(t).do("POST", "/api/login", map[string]string{"user": "v", "password": "p"}, &e); s != http.StatusServiceUnavailable {
+		t.Errorf("login after Close: %d %+v", s, e)
+	}
+	if s := b.do("GET", "/api/stats", nil, nil); s != http.StatusOK {
+		t.Errorf("stats after Close: %d", s)
+	}
+	waitFor(t, "the console's sessions closed", func() error {
+		for _, c := range z.srv.Source().Connections() {
+			if c.SessionID != 0 {
+				return fmt.Errorf("session %#x still connected", c.SessionID)
+			}
+		}
+		return nil
+	})
+}

@@ -45,8 +45,9 @@ type logins struct {
 	idle time.Duration
 	now  func() time.Time
 
-	mu sync.Mutex
-	by map[string]*login
+	mu     sync.Mutex
+	by     map[string]*login
+	closed bool // after closeAll: no more logins
 }
 
 func newLogins(max int, idle time.Duration, now func() time.Time) *logins {
@@ -85,8 +86,14 @@ func (ls *logins) sweepLocked() []*login {
 }
 
 // add registers a new login, ending the least recently used one past max.
-func (ls *logins) add(l *login) {
+// After closeAll it ends l instead and returns false.
+func (ls *logins) add(l *login) bool {
 	ls.mu.Lock()
+	if ls.closed {
+		ls.mu.Unlock()
+		closeLogins([]*login{l})
+		return false
+	}
 	ended := ls.sweepLocked()
 	if len(ls.by) >= ls.max {
 		var oldest *login
@@ -102,6 +109,7 @@ func (ls *logins) add(l *login) {
 	ls.by[l.id] = l
 	ls.mu.Unlock()
 	closeLogins(ended)
+	return true
 }
 
 func (ls *logins) remove(id string) {
@@ -121,6 +129,7 @@ func (ls *logins) closeAll() {
 		all = append(all, l)
 	}
 	clear(ls.by)
+	ls.closed = true
 	ls.mu.Unlock()
 	closeLogins(all)
 }
@@ -194,7 +203,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	// for display; the password itself is not kept.
 	l := &login{id: randomToken(), user: body.User, csrf: randomToken(), client: cl,
 		digest: zk.DigestACL(0, body.User, body.Password)[0].ID}
-	c.logins.add(l)
+	if !c.logins.add(l) {
+		c.fail(w, ErrNoTree)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: l.id, Path: c.cfg.Prefix + "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.cfg.SecureCookies,
