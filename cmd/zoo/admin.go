@@ -53,8 +53,10 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 		Ensemble:      ensembleView(srv),
 		Auth:          adminAuth(cfg, srv),
 		Snapshot:      adminSnapshot(log, cfg, srv),
+		Restore:       adminRestore(log, cfg, srv),
 		Logger:        log,
 	})
+	h, closeConsole := withConsole(log, cfg, srv, https, h)
 	idle := time.Duration(cfg.AdminIdleTimeout) * time.Millisecond
 	as := admin.Start(https.Listen(ln), h, idle)
 	scheme := "http"
@@ -62,13 +64,14 @@ func startAdmin(log *slog.Logger, cfg *config.Config, srv *server.Server) (stop 
 		scheme = "https"
 	}
 	log.Info("AdminServer serving", "url", scheme+"://"+ln.Addr().String()+cfg.AdminCommandURL,
-		"portUnification", https != nil && https.Unified)
+		"console", scheme+"://"+ln.Addr().String()+"/console/", "portUnification", https != nil && https.Unified)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := as.Close(ctx); err != nil {
 			log.Warn("stopping the AdminServer", "err", err)
 		}
+		closeConsole()
 	}, nil
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -101,6 +104,30 @@ func adminSnapshot(log *slog.Logger, cfg *config.Config, srv *server.Server) htt
 	return admin.SnapshotHandler(admin.SnapshotConfig{
 		Write:    srv.WriteApacheSnapshot,
 		TempDir:  cfg.DataDir,
+		Interval: time.Duration(cfg.AdminRateLimiterInterval) * time.Millisecond,
+		Logger:   log,
+	})
+}
+
+// adminRestore is the restore command: the snapshot in the body replaces
+// the database through the log (server.Restore), at most one per
+// admin.rateLimiterIntervalInMS; nil (503, as Apache) with
+// admin.restore.enabled=false.
+func adminRestore(log *slog.Logger, cfg *config.Config, srv *server.Server) http.Handler {
+	if cfg.AdminRestoreDisabled {
+		return nil
+	}
+	return admin.RestoreHandler(admin.RestoreConfig{
+		Restore: func(ctx context.Context, r io.Reader) (int64, error) {
+			zxid, err := srv.Restore(ctx, r)
+			switch {
+			case errors.Is(err, server.ErrBadSnapshot):
+				err = fmt.Errorf("%w: %w", admin.ErrBadRestore, err)
+			case errors.Is(err, server.ErrRestoreTooLarge):
+				err = fmt.Errorf("%w: %w (restore it offline with zoo restore)", admin.ErrRestoreTooLarge, err)
+			}
+			return zxid, err
+		},
 		Interval: time.Duration(cfg.AdminRateLimiterInterval) * time.Millisecond,
 		Logger:   log,
 	})

@@ -176,8 +176,11 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	resp := newObj()
 	status := http.StatusOK
-	if c.get != nil && r.Method == http.MethodGet {
+	switch {
+	case c.get != nil && r.Method == http.MethodGet:
 		status = c.get(h, r, resp)
+	case c.post != nil && r.Method == http.MethodPost:
+		status = c.post(h, r, resp)
 	}
 	if status == 0 {
 		status = http.StatusOK

@@ -129,6 +129,9 @@ type Config struct {
 	// AdminSnapshotDisabled is admin.snapshot.enabled=false: the snapshot
 	// command answers 503.
 	AdminSnapshotDisabled bool
+	// AdminRestoreDisabled is admin.restore.enabled=false: the restore
+	// command answers 503, as Apache's with zookeeper.admin.restore.enabled=false.
+	AdminRestoreDisabled bool
 
 	ExtendedTypesEnabled   bool // TTL nodes
 	ContainerCheckInterval int  // znode.container.checkIntervalMs

@@ -58,6 +58,7 @@ var handlers = map[string]handler{
 
 	"admin.rateLimiterIntervalInMS": intKey(func(c *Config) *int { return &c.AdminRateLimiterInterval }, 1),
 	"admin.snapshot.enabled":        adminSnapshotEnabledKey,
+	"admin.restore.enabled":         adminRestoreEnabledKey,
 
 	"extendedTypesEnabled":                     sysBoolKey(func(c *Config) *bool { return &c.ExtendedTypesEnabled }),
 	"znode.container.checkIntervalMs":          intKey(func(c *Config) *int { return &c.ContainerCheckInterval }, 1),
@@ -390,6 +391,13 @@ func whitelistKey(c *Config, value string, _ Pos) error {
 // snapshot command (the safe reading of a typo).
 func adminSnapshotEnabledKey(c *Config, value string, _ Pos) error {
 	c.AdminSnapshotDisabled = !strings.EqualFold(value, "true")
+	return nil
+}
+
+// adminRestoreEnabledKey reads admin.restore.enabled as Apache reads
+// zookeeper.admin.restore.enabled: anything but "true" disables restore.
+func adminRestoreEnabledKey(c *Config, value string, _ Pos) error {
+	c.AdminRestoreDisabled = !strings.EqualFold(value, "true")
 	return nil
 }
 

@@ -85,6 +85,10 @@ func decodeForward(b []byte) (seq uint64, req txn.Request, err error) {
 		pr := new(jute.PathRequest)
 		err = jute.Unmarshal(body, pr)
 		req.Record = pr
+	case txn.OpRestore:
+		rt := new(txn.RestoreTxn)
+		err = jute.Unmarshal(body, rt)
+		req.Record = rt
 	default:
 		req.Record, err = jute.DecodeRequest(req.Op, body)
 	}

@@ -21,6 +21,9 @@ type pending struct {
 	path    string                // sync's path, echoed in its reply
 	rec     jute.Record           // the request, for the audit log
 	connect *jute.ConnectResponse // the reply to a createSession
+	// done, for a request of the server's own (restore), takes the
+	// event that ends it instead of a connection.
+	done chan<- replica.Event
 }
 
 func (s *Server) takePending(tag uint64) *pending {
@@ -48,8 +51,13 @@ func (s *Server) onApply(ev replica.Event) {
 		s.fire(ev.State, ev.Result.Triggers)
 		// The reply goes before a closed session's connection is told to
 		// finish, so a closeSession is answered before the close.
-		if p := s.takePending(ev.Tag); p != nil {
+		if p := s.takePending(ev.Tag); p != nil && p.done != nil {
+			p.done <- ev
+		} else if p != nil {
 			s.complete(p, ev)
+		}
+		if ev.Txn.Type == txn.OpRestore && ev.Result.Err == jute.OK {
+			s.restored(ev.State)
 		}
 		s.auditEphemerals(ev)
 		s.sessionChanged(ev.Txn)
@@ -62,7 +70,9 @@ func (s *Server) onApply(ev replica.Event) {
 			p.conn.writeDone()
 		}
 	case replica.Dropped:
-		if p := s.takePending(ev.Tag); p != nil {
+		if p := s.takePending(ev.Tag); p != nil && p.done != nil {
+			p.done <- ev
+		} else if p != nil {
 			s.metrics.dropped.Inc()
 			// The client sees ConnectionLoss and retries elsewhere. The
 			// request was not applied here and may never be; in an

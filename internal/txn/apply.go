@@ -92,6 +92,8 @@ func Apply(s *State, t *Txn, zxid int64) Result {
 		applySetOwner(s, t, &r)
 	case jute.OpReconfig:
 		applyReconfig(s, t, zxid, &r)
+	case OpRestore:
+		applyRestore(s, t, &r)
 	default:
 		o := applyOp(s.Tree, t.SessionID, t.Time, t.Type, t.Body, zxid, &r.Triggers)
 		r.Err, r.Path, r.Stat = o.err, o.path, o.stat

@@ -245,6 +245,11 @@ func (p *Prepper) prepOp(req *Request, op jute.Op, rec jute.Record) (jute.Record
 		if r, ok := rec.(*jute.ReconfigRequest); ok {
 			return p.prepReconfig(req, r)
 		}
+	case OpRestore:
+		if req.SessionID != 0 {
+			return nil, jute.BadArguments // only the server itself restores
+		}
+		return prepRestore(rec)
 	default:
 		return nil, jute.Unimplemented
 	}

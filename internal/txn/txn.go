@@ -97,6 +97,8 @@ func newBody(op jute.Op) jute.Record {
 		return new(SetOwnerTxn)
 	case jute.OpReconfig:
 		return new(ReconfigTxn)
+	case OpRestore:
+		return new(RestoreTxn)
 	}
 	return newSubBody(op)
 }
@@ -160,6 +162,8 @@ func describeBody(b jute.Record) string {
 		return fmt.Sprintf("owner=%d", x.Owner)
 	case *ReconfigTxn:
 		return x.String()
+	case *RestoreTxn:
+		return fmt.Sprintf("nodes=%d sessions=%d", len(x.Nodes), len(x.Sessions))
 	case *MultiTxn:
 		s := "["
 		for i, op := range x.Ops {

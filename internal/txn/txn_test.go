@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
 )
 
 // sampleTxns has one txn of every type, with nil and empty buffers.
@@ -35,6 +36,11 @@ func sampleTxns() []*Txn {
 			{Type: jute.OpError, Body: &ErrorTxn{Err: jute.RuntimeInconsistency}},
 		}}),
 		hdr(jute.OpMulti, &MultiTxn{Ops: []SubTxn{}}),
+		hdr(OpRestore, &RestoreTxn{Nodes: []RestoreNode{
+			{Path: "/", Data: []byte("r"), ACL: acl},
+			{Path: "/a", Data: []byte("x"), ACL: acl, Stat: tree.StatPersisted{Czxid: 5, Mzxid: 6, Ctime: 7, Mtime: 8,
+				Version: 1, Cversion: 2, Aversion: 3, EphemeralOwner: sess1, Pzxid: 9}},
+		}, Sessions: []RestoreSession{{ID: sess1, TimeoutMs: 30000, Password: []byte("p")}}}),
 	}
 }
 
