@@ -121,6 +121,7 @@ func subtreeUsage(n *node) (count, bytes int64) {
 
 // replaceData swaps a node's data without touching its stat.
 func (t *Tree) replaceData(path string, n *node, data []byte) {
+	t.touch(n)
 	t.dataSize += int64(len(data) - len(n.data))
 	t.undigest(path, n)
 	n.data = data

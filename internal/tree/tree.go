@@ -21,7 +21,8 @@ type node struct {
 	data     []byte // nil and empty differ on the wire; both are kept
 	acl      *aclEntry
 	stat     StatPersisted
-	children *kids // nil until the first child
+	children *kids  // nil until the first child
+	gen      uint32 // the newest Frozen view it was saved for, or created under
 }
 
 func (n *node) numChildren() int32 { return int32(n.children.len()) }
@@ -95,6 +96,10 @@ type Tree struct {
 	dataSize   int64               // sum of len(path)+len(data)
 	// apacheDigest is the running sum of nodeApacheDigest (ApacheDigest).
 	apacheDigest int64
+	// gen counts Freeze calls; frozen lists the views that may still be
+	// walked (see Frozen).
+	gen    uint32
+	frozen []*Frozen
 }
 
 // New returns a tree holding the system nodes, as a fresh Apache 3.8
@@ -133,6 +138,8 @@ func (t *Tree) addSystemNode(path string, acl []jute.ACL) *node {
 
 // link adds n under parent and to the path map, keeping the size count.
 func (t *Tree) link(parent *node, name, path string, n *node) {
+	t.touch(parent)
+	n.gen = t.gen
 	if parent.children == nil {
 		parent.children = &kids{byName: make(map[string]*node, 4)}
 	}

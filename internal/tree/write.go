@@ -33,6 +33,7 @@ func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64,
 	if parentCVersion == -1 {
 		parentCVersion = parent.stat.Cversion + 1
 	}
+	t.touch(parent)
 	if parentCVersion > parent.stat.Cversion {
 		t.undigest(parentPath, parent)
 		parent.stat.Cversion = parentCVersion
@@ -112,6 +113,7 @@ func (t *Tree) DeleteNode(path string, zxid int64) error {
 	if !ok {
 		return jute.NoNode
 	}
+	t.touch(parent)
 	if zxid > parent.stat.Pzxid {
 		t.undigest(parentPath, parent)
 		parent.stat.Pzxid = zxid
@@ -153,6 +155,7 @@ func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64
 	if !ok {
 		return jute.Stat{}, jute.NoNode
 	}
+	t.touch(n)
 	t.undigest(path, n)
 	old := n.data
 	n.data = data
@@ -174,6 +177,7 @@ func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, er
 	if !ok {
 		return jute.Stat{}, jute.NoNode
 	}
+	t.touch(n)
 	old := n.acl
 	n.acl = t.acls.intern(acl)
 	t.acls.release(old)
@@ -197,6 +201,7 @@ func (t *Tree) SetCversionPzxid(path string, cversion int32, zxid int64) error {
 		cversion = n.stat.Cversion + 1
 	}
 	if cversion > n.stat.Cversion {
+		t.touch(n)
 		t.undigest(path, n)
 		n.stat.Cversion = cversion
 		n.stat.Pzxid = zxid
