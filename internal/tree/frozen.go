@@ -80,7 +80,7 @@ func (t *Tree) touch(n *node) {
 			continue
 		}
 		if s == nil {
-			s = &savedNode{data: n.data, acl: n.acl, stat: n.stat, kids: listKids(n.children)}
+			s = &savedNode{data: n.getData(), acl: n.acl, stat: n.stat, kids: listKids(n.children)}
 		}
 		f.mu.Lock()
 		f.saved[n] = s
@@ -117,7 +117,7 @@ func (f *Frozen) view(n *node) savedNode {
 		v.kids = slices.Clone(s.kids) // the walker sorts its copy
 		return v
 	}
-	return savedNode{data: n.data, acl: n.acl, stat: n.stat, kids: listKids(n.children)}
+	return savedNode{data: n.getData(), acl: n.acl, stat: n.stat, kids: listKids(n.children)}
 }
 
 // walkFrame is one directory on the walk's stack: its children in sorted

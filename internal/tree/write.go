@@ -40,15 +40,11 @@ func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64,
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	n := &node{
-		data: data,
-		acl:  t.acls.intern(acl),
-		stat: StatPersisted{
-			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
-			Ctime: time, Mtime: time,
-			EphemeralOwner: owner,
-		},
-	}
+	n := newNode(data, t.acls.intern(acl), StatPersisted{
+		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
+		Ctime: time, Mtime: time,
+		EphemeralOwner: owner,
+	})
 	t.link(parent, name, path, n)
 	t.index(path, owner)
 	t.quotaNodeCreated(parentPath, name)
@@ -138,12 +134,12 @@ func (t *Tree) unlink(path string, n *node) {
 	}
 	t.undigest(path, n)
 	delete(t.nodes, path)
-	t.dataSize -= int64(len(path) + len(n.data))
+	t.dataSize -= int64(len(path) + len(n.getData()))
 	t.acls.release(n.acl)
 	t.unindex(path, n.stat.EphemeralOwner)
 	parentPath, name, _ := Split(path)
 	t.quotaNodeDeleted(parentPath, name)
-	t.updateQuota(path, -int64(len(n.data)), -1)
+	t.updateQuota(path, -int64(len(n.getData())), -1)
 }
 
 // SetData replaces the data of path, sets its version to version (the new
@@ -157,8 +153,8 @@ func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64
 	}
 	t.touch(n)
 	t.undigest(path, n)
-	old := n.data
-	n.data = data
+	old := n.getData()
+	n.setData(data)
 	n.stat.Mtime = time
 	n.stat.Mzxid = zxid
 	n.stat.Version = version
