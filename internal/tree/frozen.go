@@ -2,6 +2,7 @@ package tree
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,15 @@ type childRef struct {
 // from any goroutine; the writer drops it at its next change after that.
 // Several views may be open at once.
 func (t *Tree) Freeze() *Frozen {
+	if t.gen == math.MaxUint32 {
+		// Once in four billion freezes: make every node older than any
+		// view again. Open views stay right: touch never replaces a copy
+		// a view already has, so saving a node twice is harmless.
+		for _, n := range t.nodes {
+			n.gen = 0
+		}
+		t.gen = 0
+	}
 	t.gen++
 	f := &Frozen{gen: t.gen, root: t.nodes[Root], saved: make(map[*node]*savedNode)}
 	t.frozen = append(t.frozen, f)
@@ -83,7 +93,9 @@ func (t *Tree) touch(n *node) {
 			s = &savedNode{data: n.getData(), acl: n.acl, stat: n.stat, kids: listKids(n.children)}
 		}
 		f.mu.Lock()
-		f.saved[n] = s
+		if _, ok := f.saved[n]; !ok {
+			f.saved[n] = s
+		}
 		f.mu.Unlock()
 	}
 	n.gen = t.gen

@@ -3,6 +3,7 @@ package tree
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -173,4 +174,28 @@ func TestFrozenWalkConcurrentWithWrites(t *testing.T) {
 	}
 	diffWalks(t, res.got, want)
 	f.Close()
+}
+
+// The generation counter wraps after four billion freezes; views open
+// across the wrap still read the tree as it was when they were taken.
+func TestFreezeGenerationWraps(t *testing.T) {
+	tr := New()
+	mustCreate(t, tr, "/a", []byte("1"), 0, 1)
+	tr.gen = math.MaxUint32 - 1
+	before := tr.Freeze() // the last generation before the wrap
+	want := liveWalk(tr)
+	if _, err := tr.SetData("/a", []byte("2"), 1, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	after := tr.Freeze() // wraps
+	wantAfter := liveWalk(tr)
+	if tr.gen != 1 {
+		t.Fatalf("generation %d after the wrap; want 1", tr.gen)
+	}
+	if _, err := tr.SetData("/a", []byte("3"), 2, 3, 3); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, tr, "/b", nil, 0, 4)
+	diffWalks(t, frozenWalk(t, before), want)
+	diffWalks(t, frozenWalk(t, after), wantAfter)
 }
