@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -136,10 +137,11 @@ func (r *Replica) recovered(replay time.Duration, entries uint64) {
 }
 
 // maybeSnapshot starts a snapshot once enough entries were applied since
-// the last (see snapInterval), unless one is still being written. The file
-// is written in the background while the server keeps serving
-// (writeSnapshot); the loop records it in the log when it is done
-// (snapshotDone).
+// the last (see snapInterval), unless one is still being written. The
+// tree is frozen here, between two applies, so the snapshot holds exactly
+// the state at its label; the file is written in the background from that
+// frozen view while apply goes on (writeSnapshot), and the loop records
+// it in the log when it is done (snapshotDone).
 func (r *Replica) maybeSnapshot() {
 	if r.disk == nil || r.snapBusy || r.applied < r.snapNext {
 		return
@@ -149,16 +151,18 @@ func (r *Replica) maybeSnapshot() {
 	job := snapJob{
 		meta: snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
 		conf: r.confState,
+		view: r.freeze(),
 	}
 	// Owned by the loop: it receives the result before it ends.
-	go func() { r.snapc <- snapResult{job: job, err: r.writeSnapshot(job.meta)} }()
+	go func() { r.snapc <- snapResult{job: job, err: r.writeSnapshot(job)} }()
 }
 
-// snapJob is a snapshot being written: its label, and the membership to
-// record with it.
+// snapJob is a snapshot being written: its label, the membership to
+// record with it, and the state to write.
 type snapJob struct {
 	meta snap.Meta
 	conf raftpb.ConfState
+	view frozenState
 }
 
 type snapResult struct {
@@ -166,26 +170,59 @@ type snapResult struct {
 	err error
 }
 
-// testHookWalk, if set, runs after the walk has listed the paths and
-// before it reads any node: tests change the tree there.
+// frozenState is the replicated state as of one moment: a frozen view of
+// the tree (tree.Frozen) and a copy of the session table, sorted by id.
+type frozenState struct {
+	tree     *tree.Frozen
+	sessions []sessionEntry
+}
+
+type sessionEntry struct {
+	id   int64
+	info txn.SessionInfo
+}
+
+// freeze takes a frozenState of the current state. It holds the write
+// lock for the time it takes to copy the session table: the tree itself
+// is not copied, its writer saves a node for the view when it first
+// changes it.
+func (r *Replica) freeze() frozenState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sessions := make([]sessionEntry, 0, len(r.state.Sessions))
+	for id, s := range r.state.Sessions {
+		sessions = append(sessions, sessionEntry{id, s})
+	}
+	return frozenState{tree: r.state.Tree.Freeze(), sessions: sessions}
+}
+
+// testHookWalk, if set, runs after the state is frozen and before the
+// walk reads any node: tests change the tree there.
 var testHookWalk func()
 
-// walkChunk is how many znodes the background walk reads per hold of the
-// state's read lock, so that apply is never held up for long.
-const walkChunk = 1024
+// testHookWalkNode, if set, runs before the walk writes its i-th node
+// (from 0), with no lock held: tests pause the walk in the middle there.
+var testHookWalkNode func(i int)
 
-// writeSnapshot writes a fuzzy snapshot (DESIGN decision 9): a depth-first
-// walk of the live tree while apply goes on, each znode read atomically,
-// labelled with the applied index when it started. The state it records
-// lies between the label and the end of the walk; recovery replays the log
-// after the label, and idempotent txns make the result exact.
-func (r *Replica) writeSnapshot(meta snap.Meta) error {
+// walkYieldEvery is how many znodes the background walk writes between
+// yields of its processor. On a busy machine the walk and the
+// compression of a large tree would otherwise hold a core for whole
+// scheduler slices at a time, and the apply loop, the WAL's fsync and the
+// connections wait behind it: the snapshot is paced to give way.
+const walkYieldEvery = 256
+
+// writeSnapshot writes the snapshot of job's frozen state (DESIGN
+// decision 9, made exact: see maybeSnapshot). Recovery still replays the
+// log after the label; txns are idempotent, so a state at or after the
+// label would do as well.
+func (r *Replica) writeSnapshot(job snapJob) error {
 	start := time.Now()
-	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, meta, snap.Options{Compression: r.cfg.SnapCompression})
+	defer job.view.tree.Close()
+	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, job.meta, snap.Options{Compression: r.cfg.SnapCompression})
 	if err != nil {
 		return err
 	}
-	if err := r.walkInto(p.Writer()); err != nil {
+	if err := writeFrozen(p.Writer(), job.view); err != nil {
 		_ = p.Abort()
 		return err
 	}
@@ -200,70 +237,41 @@ func (r *Replica) writeSnapshot(meta snap.Meta) error {
 	return err
 }
 
-// walkInto lists the paths parents first, then reads and writes the nodes
-// in chunks. A node gone by the time it is read is left out, and so is
-// anything under it (a child made after its parent was re-created): the
-// log after the label brings them back.
+// walkInto writes the current state to w: frozen now, and walked while
+// apply goes on.
 func (r *Replica) walkInto(w *snap.Writer) error {
-	var paths []string
-	var sessions []sessionEntry
-	r.mu.RLock()
-	r.state.Tree.Walk(func(p string, _ tree.Node) bool {
-		paths = append(paths, p)
-		return true
-	})
-	for id, s := range r.state.Sessions {
-		sessions = append(sessions, sessionEntry{id, s})
-	}
-	r.mu.RUnlock()
+	view := r.freeze()
+	defer view.tree.Close()
+	return writeFrozen(w, view)
+}
+
+// writeFrozen feeds a frozen state to w: every node, parents first, then
+// the sessions in id order, yielding the processor now and then.
+func writeFrozen(w *snap.Writer, view frozenState) error {
 	if testHookWalk != nil {
 		testHookWalk()
 	}
-
-	gone := map[string]bool{}
-	infos := make([]*tree.Info, 0, walkChunk)
-	for len(paths) > 0 {
-		chunk := paths[:min(walkChunk, len(paths))]
-		paths = paths[len(chunk):]
-		infos = r.lookup(infos[:0], chunk)
-		for i, info := range infos {
-			p := chunk[i]
-			if parent, _, ok := tree.Split(p); info == nil || ok && gone[parent] {
-				gone[p] = true
-				continue
-			}
-			if err := w.AddNode(p, info.Data, info.ACL, info.Stat); err != nil {
-				return err
-			}
+	n := 0
+	err := view.tree.Walk(func(path []byte, node tree.Node) error {
+		if testHookWalkNode != nil {
+			testHookWalkNode(n)
 		}
+		return w.AddNodeBytes(path, node.Data, node.ACL, node.Stat)
+	}, func() {
+		if n++; n%walkYieldEvery == 0 {
+			runtime.Gosched()
+		}
+	})
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(sessions, func(a, b sessionEntry) int { return cmp.Compare(a.id, b.id) })
-	for _, s := range sessions {
+	slices.SortFunc(view.sessions, func(a, b sessionEntry) int { return cmp.Compare(a.id, b.id) })
+	for _, s := range view.sessions {
 		if err := w.AddSession(s.id, s.info.TimeoutMs, s.info.Password); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-type sessionEntry struct {
-	id   int64
-	info txn.SessionInfo
-}
-
-// lookup reads the nodes at paths under one hold of the read lock; nil
-// stands for a node that is gone.
-func (r *Replica) lookup(dst []*tree.Info, paths []string) []*tree.Info {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, p := range paths {
-		if info, ok := r.state.Tree.Lookup(p); ok {
-			dst = append(dst, &info)
-		} else {
-			dst = append(dst, nil)
-		}
-	}
-	return dst
 }
 
 // snapshotDone records a written snapshot in the log and drops the log

@@ -107,7 +107,7 @@ type Writer struct {
 
 	byPtr     map[aclKey]uint64
 	byContent map[string]uint64
-	prevPath  string
+	prevPath  []byte
 
 	nodes, sessions uint64
 	err             error
@@ -159,6 +159,17 @@ func (w *Writer) write(b []byte) {
 // AddNode adds a znode. Its parent must have been added before it. data
 // and acl are only read.
 func (w *Writer) AddNode(path string, data []byte, acl []jute.ACL, st tree.StatPersisted) error {
+	return addNode(w, path, data, acl, st)
+}
+
+// AddNodeBytes is AddNode with the path in a buffer the caller reuses, as
+// a walk of a frozen tree hands it: a snapshot of millions of nodes then
+// allocates no path string.
+func (w *Writer) AddNodeBytes(path []byte, data []byte, acl []jute.ACL, st tree.StatPersisted) error {
+	return addNode(w, path, data, acl, st)
+}
+
+func addNode[P string | []byte](w *Writer, path P, data []byte, acl []jute.ACL, st tree.StatPersisted) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -166,7 +177,8 @@ func (w *Writer) AddNode(path string, data []byte, acl []jute.ACL, st tree.StatP
 	shared := commonPrefix(w.prevPath, path)
 	b := append(w.buf[:0], tagNode)
 	b = binary.AppendUvarint(b, uint64(shared))
-	b = appendStr(b, path[shared:])
+	b = binary.AppendUvarint(b, uint64(len(path)-shared))
+	b = append(b, path[shared:]...)
 	b = appendBytesLen(b, data)
 	w.write(b)
 	w.write(data)
@@ -177,7 +189,7 @@ func (w *Writer) AddNode(path string, data []byte, acl []jute.ACL, st tree.StatP
 	}
 	w.write(b)
 	w.buf = b
-	w.prevPath = path
+	w.prevPath = append(w.prevPath[:0], path...)
 	w.nodes++
 	return w.err
 }
@@ -285,7 +297,7 @@ func appendBytesLen(b, v []byte) []byte {
 	return binary.AppendUvarint(b, uint64(len(v))+1)
 }
 
-func commonPrefix(a, b string) int {
+func commonPrefix[P string | []byte](a []byte, b P) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {

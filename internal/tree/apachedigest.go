@@ -21,7 +21,7 @@ const digestSkipped = "/zookeeper/"
 
 // nodeApacheDigest is DigestCalculator.calculateDigest for one node.
 func nodeApacheDigest(path string, n *node) int64 {
-	return NodeApacheDigest(path, n.data, &n.stat)
+	return NodeApacheDigest(path, n.getData(), &n.stat)
 }
 
 // NodeApacheDigest is Apache's digest of one node (DigestCalculator,

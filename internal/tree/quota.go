@@ -82,7 +82,7 @@ func (t *Tree) updateQuota(path string, bytesDiff, countDiff int64) {
 	if !ok {
 		return // Apache logs "Missing node for stat" and goes on
 	}
-	st := parseStats(n.data)
+	st := parseStats(n.getData())
 	st.set(statCount, st.get(statCount)+countDiff)
 	st.set(statBytes, st.get(statBytes)+bytesDiff)
 	t.replaceData(statPath, n, st.bytes())
@@ -107,7 +107,7 @@ func (t *Tree) recountQuota(path string) {
 }
 
 func subtreeUsage(n *node) (count, bytes int64) {
-	count, bytes = 1, int64(len(n.data))
+	count, bytes = 1, int64(len(n.getData()))
 	if n.children == nil {
 		return count, bytes
 	}
@@ -121,9 +121,10 @@ func subtreeUsage(n *node) (count, bytes int64) {
 
 // replaceData swaps a node's data without touching its stat.
 func (t *Tree) replaceData(path string, n *node, data []byte) {
-	t.dataSize += int64(len(data) - len(n.data))
+	t.touch(n)
+	t.dataSize += int64(len(data) - len(n.getData()))
 	t.undigest(path, n)
-	n.data = data
+	n.setData(data)
 	t.redigest(path, n)
 }
 
@@ -152,7 +153,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if !ok {
 		return nil
 	}
-	limits := parseStats(ln.data)
+	limits := parseStats(ln.getData())
 	checkCount := countDiff != 0 && (limits.get(statCount) > -1 || limits.get(statCountHard) > -1)
 	checkBytes := bytesDiff != 0 && (limits.get(statBytes) > -1 || limits.get(statByteHard) > -1)
 	if !checkCount && !checkBytes {
@@ -162,7 +163,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if !ok {
 		return nil
 	}
-	cur := parseStats(sn.data)
+	cur := parseStats(sn.getData())
 	var out []QuotaOverrun
 	if checkCount {
 		out = overrun(out, prefix, true, cur.get(statCount)+countDiff, limits.get(statCount), limits.get(statCountHard))

@@ -3,6 +3,7 @@ package tree
 import (
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -17,11 +18,46 @@ var readACL = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID:
 
 // node is one znode. Its path is its key in Tree.nodes; children maps each
 // child's name (a substring of the child's path) to the child.
+//
+// Its layout is kept to 96 bytes, a size class of Go's allocator (112
+// with a []byte for the data): a 3M-znode tree is mostly nodes.
 type node struct {
-	data     []byte // nil and empty differ on the wire; both are kept
+	dataP    *byte  // the data, as a []byte without its capacity (see setData)
+	dataLen  uint32 // jute.maxbuffer bounds data far below 4 GiB
+	gen      uint32 // the newest Frozen view it was saved for, or created under
 	acl      *aclEntry
 	stat     StatPersisted
 	children *kids // nil until the first child
+}
+
+// emptyData is what an empty, non-nil data points at: nil and empty
+// differ on the wire, and both are kept.
+var emptyData byte
+
+func (n *node) setData(b []byte) {
+	n.dataLen = uint32(len(b))
+	switch {
+	case b == nil:
+		n.dataP = nil
+	case len(b) == 0:
+		n.dataP = &emptyData
+	default:
+		n.dataP = unsafe.SliceData(b)
+	}
+}
+
+// getData returns the data, shared: callers must not modify it.
+func (n *node) getData() []byte {
+	if n.dataP == nil {
+		return nil
+	}
+	return unsafe.Slice(n.dataP, n.dataLen)
+}
+
+func newNode(data []byte, acl *aclEntry, st StatPersisted) *node {
+	n := &node{acl: acl, stat: st}
+	n.setData(data)
+	return n
 }
 
 func (n *node) numChildren() int32 { return int32(n.children.len()) }
@@ -81,7 +117,7 @@ func (k *kids) remove(name string) {
 }
 
 func (n *node) report() jute.Stat {
-	return n.stat.Report(n.numChildren(), int32(len(n.data)))
+	return n.stat.Report(n.numChildren(), int32(len(n.getData())))
 }
 
 // Tree is the data tree. The zero value is not usable; call New.
@@ -95,6 +131,10 @@ type Tree struct {
 	dataSize   int64               // sum of len(path)+len(data)
 	// apacheDigest is the running sum of nodeApacheDigest (ApacheDigest).
 	apacheDigest int64
+	// gen counts Freeze calls; frozen lists the views that may still be
+	// walked (see Frozen).
+	gen    uint32
+	frozen []*Frozen
 }
 
 // New returns a tree holding the system nodes, as a fresh Apache 3.8
@@ -111,7 +151,7 @@ func New() *Tree {
 		ttls:       make(map[string]struct{}),
 		quotas:     make(map[string]struct{}),
 	}
-	t.nodes[Root] = &node{data: []byte{}, acl: t.acls.intern(openACL)}
+	t.nodes[Root] = newNode([]byte{}, t.acls.intern(openACL), StatPersisted{})
 	t.dataSize = int64(len(Root))
 	t.redigest(Root, t.nodes[Root])
 	t.addSystemNode(ProcPath, openACL)
@@ -126,19 +166,21 @@ func New() *Tree {
 // cversion -2 on a fresh server.
 func (t *Tree) addSystemNode(path string, acl []jute.ACL) *node {
 	parent, name, _ := Split(path)
-	n := &node{data: []byte{}, acl: t.acls.intern(acl)}
+	n := newNode([]byte{}, t.acls.intern(acl), StatPersisted{})
 	t.link(t.nodes[parent], name, path, n)
 	return n
 }
 
 // link adds n under parent and to the path map, keeping the size count.
 func (t *Tree) link(parent *node, name, path string, n *node) {
+	t.touch(parent)
+	n.gen = t.gen
 	if parent.children == nil {
 		parent.children = &kids{byName: make(map[string]*node, 4)}
 	}
 	parent.children.add(name, n)
 	t.nodes[path] = n
-	t.dataSize += int64(len(path) + len(n.data))
+	t.dataSize += int64(len(path) + len(n.getData()))
 	t.redigest(path, n)
 }
 
@@ -167,7 +209,7 @@ func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
 	if !ok {
 		return nil, jute.Stat{}, jute.NoNode
 	}
-	return n.data, n.report(), nil
+	return n.getData(), n.report(), nil
 }
 
 // Children returns the names of path's children in sorted order, in a new
@@ -265,5 +307,5 @@ func (t *Tree) Lookup(path string) (Info, bool) {
 	if !ok {
 		return Info{}, false
 	}
-	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: n.acl.acl, Data: n.data}, true
+	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: n.acl.acl, Data: n.getData()}, true
 }

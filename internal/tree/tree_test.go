@@ -1,11 +1,13 @@
 package tree
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -545,4 +547,23 @@ func TestConcurrentReads(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A node stays in the 96-byte size class: a 3M-znode tree is mostly
+// nodes, and the next class is 112.
+func TestNodeSize(t *testing.T) {
+	if got := unsafe.Sizeof(node{}); got != 96 {
+		t.Fatalf("node is %d bytes; want 96", got)
+	}
+}
+
+// Data keeps nil and empty apart and gives back the bytes it was given.
+func TestNodeData(t *testing.T) {
+	for _, data := range [][]byte{nil, {}, []byte("x"), make([]byte, 1000)} {
+		n := newNode(data, nil, StatPersisted{})
+		got := n.getData()
+		if (got == nil) != (data == nil) || !bytes.Equal(got, data) || len(got) != len(data) {
+			t.Fatalf("getData() = %v (nil %v); set %v (nil %v)", got, got == nil, data, data == nil)
+		}
+	}
 }

@@ -28,7 +28,7 @@ func (t *Tree) Walk(fn func(path string, n Node) bool) {
 }
 
 func (t *Tree) walk(path string, n *node, fn func(string, Node) bool) bool {
-	view := Node{Data: n.data, ACL: n.acl.acl, ACLID: n.acl.id, Stat: n.stat, NumChildren: n.numChildren()}
+	view := Node{Data: n.getData(), ACL: n.acl.acl, ACLID: n.acl.id, Stat: n.stat, NumChildren: n.numChildren()}
 	if !fn(path, view) {
 		return false
 	}
@@ -60,11 +60,11 @@ func (t *Tree) Digest() uint64 {
 func appendNodeKey(b []byte, path string, n *node) []byte {
 	b = append(b, path...)
 	b = append(b, 0)
-	if n.data == nil {
+	if n.getData() == nil {
 		b = binary.BigEndian.AppendUint32(b, ^uint32(0))
 	} else {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(n.data)))
-		b = append(b, n.data...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(n.getData())))
+		b = append(b, n.getData()...)
 	}
 	s := &n.stat
 	for _, v := range [...]int64{s.Czxid, s.Mzxid, s.Ctime, s.Mtime, s.EphemeralOwner, s.Pzxid} {
@@ -113,7 +113,7 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 	if !ok {
 		return jute.NoNode
 	}
-	n := &node{data: data, acl: t.acls.intern(acl), stat: st}
+	n := newNode(data, t.acls.intern(acl), st)
 	t.link(parent, name, path, n)
 	t.index(path, st.EphemeralOwner)
 	return nil
@@ -162,7 +162,7 @@ func (t *Tree) CheckInvariants() error {
 func (t *Tree) checkLinks() error {
 	var size int64
 	for path, n := range t.nodes {
-		size += int64(len(path) + len(n.data))
+		size += int64(len(path) + len(n.getData()))
 		if path == Root {
 			continue
 		}

@@ -33,21 +33,18 @@ func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64,
 	if parentCVersion == -1 {
 		parentCVersion = parent.stat.Cversion + 1
 	}
+	t.touch(parent)
 	if parentCVersion > parent.stat.Cversion {
 		t.undigest(parentPath, parent)
 		parent.stat.Cversion = parentCVersion
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	n := &node{
-		data: data,
-		acl:  t.acls.intern(acl),
-		stat: StatPersisted{
-			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
-			Ctime: time, Mtime: time,
-			EphemeralOwner: owner,
-		},
-	}
+	n := newNode(data, t.acls.intern(acl), StatPersisted{
+		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
+		Ctime: time, Mtime: time,
+		EphemeralOwner: owner,
+	})
 	t.link(parent, name, path, n)
 	t.index(path, owner)
 	t.quotaNodeCreated(parentPath, name)
@@ -112,6 +109,7 @@ func (t *Tree) DeleteNode(path string, zxid int64) error {
 	if !ok {
 		return jute.NoNode
 	}
+	t.touch(parent)
 	if zxid > parent.stat.Pzxid {
 		t.undigest(parentPath, parent)
 		parent.stat.Pzxid = zxid
@@ -136,12 +134,12 @@ func (t *Tree) unlink(path string, n *node) {
 	}
 	t.undigest(path, n)
 	delete(t.nodes, path)
-	t.dataSize -= int64(len(path) + len(n.data))
+	t.dataSize -= int64(len(path) + len(n.getData()))
 	t.acls.release(n.acl)
 	t.unindex(path, n.stat.EphemeralOwner)
 	parentPath, name, _ := Split(path)
 	t.quotaNodeDeleted(parentPath, name)
-	t.updateQuota(path, -int64(len(n.data)), -1)
+	t.updateQuota(path, -int64(len(n.getData())), -1)
 }
 
 // SetData replaces the data of path, sets its version to version (the new
@@ -153,9 +151,10 @@ func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64
 	if !ok {
 		return jute.Stat{}, jute.NoNode
 	}
+	t.touch(n)
 	t.undigest(path, n)
-	old := n.data
-	n.data = data
+	old := n.getData()
+	n.setData(data)
 	n.stat.Mtime = time
 	n.stat.Mzxid = zxid
 	n.stat.Version = version
@@ -174,6 +173,7 @@ func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, er
 	if !ok {
 		return jute.Stat{}, jute.NoNode
 	}
+	t.touch(n)
 	old := n.acl
 	n.acl = t.acls.intern(acl)
 	t.acls.release(old)
@@ -197,6 +197,7 @@ func (t *Tree) SetCversionPzxid(path string, cversion int32, zxid int64) error {
 		cversion = n.stat.Cversion + 1
 	}
 	if cversion > n.stat.Cversion {
+		t.touch(n)
 		t.undigest(path, n)
 		n.stat.Cversion = cversion
 		n.stat.Pzxid = zxid
