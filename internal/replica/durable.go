@@ -45,6 +45,13 @@ func (r *Replica) recover() (fresh bool, err error) {
 	} else if err := snap.CleanTemp(cfg.FS, cfg.SnapDir); err != nil {
 		cfg.Logger.Warn("snapshot temp files", "err", err)
 	}
+	if hs := &st.HardState; *hs != (raftpb.HardState{}) && hs.Commit < st.Snapshot.Index {
+		// A commit-only HardState is written lazily (wal's LazyCommit)
+		// and may be lost in a crash, while the later snapshot marker,
+		// fsynced, survives: its index was applied, so it was committed.
+		// raft refuses a commit index below the snapshot's.
+		hs.Commit = st.Snapshot.Index
+	}
 	disk, err := wal.NewStorage(w, st, nil)
 	if err != nil {
 		return false, fmt.Errorf("replica: %w", err)
