@@ -1,0 +1,107 @@
+package sim
+
+// injectFault injects one fault at random and schedules the next.
+func (s *Sim) injectFault() {
+	if !s.faulty {
+		return
+	}
+	defer s.after(s.between(50, 500), s.injectFault)
+	s.faults++
+	m := s.members[s.rng.IntN(len(s.members))]
+	switch r := s.rng.IntN(100); {
+	case r < 20:
+		torn := s.chance(0.3)
+		m.crash(torn)
+		if !m.rotted && s.chance(0.15) && !s.anyRotted() {
+			s.rot(m)
+		}
+		s.after(s.between(100, 1500), m.restart)
+	case r < 30:
+		d := s.between(50, 1500)
+		m.pause(d)
+	case r < 50:
+		to := s.members[s.rng.IntN(len(s.members))]
+		if to == m {
+			return
+		}
+		both := s.chance(0.5)
+		d := s.between(100, 2000)
+		s.logf("cut m%d -> m%d (both ways %v) for %dms", m.id, to.id, both, d)
+		s.net.cut[m.id][to.id] = true
+		if both {
+			s.net.cut[to.id][m.id] = true
+		}
+		s.after(d, func() {
+			s.net.cut[m.id][to.id] = false
+			if both {
+				s.net.cut[to.id][m.id] = false
+			}
+		})
+	case r < 60:
+		d := s.between(200, 2000)
+		s.logf("m%d isolated for %dms", m.id, d)
+		for i := range s.net.cut {
+			if i != int(m.id) && i > 0 {
+				s.net.cut[m.id][i], s.net.cut[i][m.id] = true, true
+			}
+		}
+		s.after(d, func() {
+			for i := range s.net.cut {
+				s.net.cut[m.id][i], s.net.cut[i][m.id] = false, false
+			}
+		})
+	case r < 72:
+		s.net.drop = s.rng.Float64() * 0.2
+		s.net.dup = s.rng.Float64() * 0.1
+		s.net.maxDelay = s.between(1, 40)
+		s.logf("network: drop %.2f dup %.2f delay <=%dms", s.net.drop, s.net.dup, s.net.maxDelay)
+	case r < 80:
+		j := s.between(-3000, 3000)
+		m.skew += j
+		s.logf("m%d's clock jumps %dms", m.id, j)
+	case r < 88:
+		s.logf("m%d's next fsync fails", m.id)
+		m.syncFail = true
+	case r < 95:
+		d := s.between(100, 1500)
+		s.logf("m%d's disk is full for %dms", m.id, d)
+		m.full = true
+		s.after(d, func() { m.full = false })
+	default:
+		s.logf("network back to normal")
+		s.net.drop, s.net.dup, s.net.maxDelay = 0, 0, 3
+	}
+}
+
+func (s *Sim) anyRotted() bool {
+	for _, m := range s.members {
+		if m.rotted {
+			return true
+		}
+	}
+	return false
+}
+
+// rot flips a bit in one of a crashed member's snapshot files: it must
+// then refuse to start, or start from an older snapshot and the log; it
+// must never serve a state that lacks acknowledged writes.
+func (s *Sim) rot(m *member) {
+	var snaps []string
+	for _, f := range m.disk.Files() {
+		if len(f) > 5 && f[:5] == "snap/" {
+			snaps = append(snaps, f)
+		}
+	}
+	if len(snaps) == 0 {
+		return
+	}
+	f := snaps[s.rng.IntN(len(snaps))]
+	st, err := m.disk.Stat(f)
+	if err != nil || st.Size() == 0 {
+		return
+	}
+	off := s.rng.IntN(int(st.Size()))
+	s.logf("bit rot in m%d's %s at %d", m.id, f, off)
+	_ = m.disk.Corrupt(f, off, 1<<s.rng.IntN(8))
+	m.rotted = true
+}
