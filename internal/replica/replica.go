@@ -3,13 +3,26 @@
 // go.etcd.io/raft/v3, and applies committed txns to the replicated state in
 // log order.
 //
-// One goroutine, the loop, owns the raft.RawNode, the prepper and every write
-// to the state. It follows raft's order for each Ready: persist entries and
-// hard state, send messages, apply committed entries, Advance. Other
-// goroutines read the state through Read, which holds the state's read lock;
-// the loop holds the write lock while it applies one txn and calls
-// Config.OnApply, so whatever OnApply does (fire watches, queue the reply)
-// is atomic with the change as seen by readers (DESIGN decision 7).
+// The Replica is a core stepped by method calls, as raft's RawNode is
+// (core.go: Start, Tick, Step, StepSnapshot, Propose, Process), with no
+// goroutine and no clock of its own, and a driver for a running server
+// (driver.go: Run, Submit, Receive, ReceiveSnapshot, Stop), as raft's Node
+// drives a RawNode: one goroutine, the loop, steps the core from a ticker
+// and from channels. Whoever steps the core owns the raft.RawNode, the
+// prepper and every write to the state. It follows raft's order for each
+// Ready: persist entries and hard state, send messages, apply committed
+// entries, Advance. Other goroutines read the state through Read, which
+// holds the state's read lock; the core holds the write lock while it
+// applies one txn and calls Config.OnApply, so whatever OnApply does (fire
+// watches, queue the reply) is atomic with the change as seen by readers
+// (DESIGN decision 7). Events carry what OnApply needs (the txn, its
+// result, the locked state), so that nothing calls back into the Replica.
+//
+// Lock order, the only one: Replica.mu (the state) before whatever
+// Config.OnApply takes (the server's connection and session locks). So a
+// caller must not hold a lock that OnApply takes while it calls Read; the
+// core never waits on another goroutine while it holds Replica.mu. The
+// driver's errMu is a leaf.
 //
 // Standalone is an ensemble of one (DESIGN decision 2): a one-voter raft
 // group. With Config.Dir set the log is durable (DESIGN decision 9): every

@@ -382,6 +382,9 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 	c.s.logf("c%d <- m%d #%d %s = %s @%d", c.id, cn.m.id, cl.cxid, cl.in, out, zxid)
 	c.s.stamp++
 	c.s.record(cl, out, c.s.stamp)
+	if cl.in.op == opRead || cl.in.op == opSyncRead {
+		c.checkNotNewer(cn.m, keyPath(cl.in.key), zxid)
+	}
 	if cl.in.op == opRead && cl.in.watch {
 		path := keyPath(cl.in.key)
 		if _, ok := c.watches[path]; !ok {
@@ -399,6 +402,22 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 	case opClose:
 		if out.code == jute.OK {
 			c.dead = true
+		}
+	}
+}
+
+// checkNotNewer: a client never sees data newer than a watch event it has
+// not received (DESIGN decision 7): a read of path at zxid must not come
+// while a watch on path is armed that a change up to zxid fired.
+func (c *client) checkNotNewer(m *member, path string, zxid int64) {
+	set, ok := c.watches[path]
+	if !ok {
+		return
+	}
+	for _, t := range m.trigLog {
+		if t.zxid > set && t.zxid <= zxid && t.path == path && t.typ != jute.EventNodeChildrenChanged {
+			c.s.fail("watch: c%d read %s at zxid %d before the event of zxid %d (watch set at %d)", c.id, path, zxid, t.zxid, set)
+			return
 		}
 	}
 }
