@@ -89,7 +89,7 @@ func (s *Sim) heal() {
 	s.net.drop, s.net.dup, s.net.maxDelay = 0, 0, 3
 	for _, m := range s.members {
 		m.full, m.syncFail = false, false
-		if !m.up && !m.rotted {
+		if !m.up && !m.rotted && m.started {
 			m.start()
 		}
 	}
@@ -101,7 +101,7 @@ func (s *Sim) heal() {
 func (s *Sim) finalReads() {
 	var ups []*member
 	for _, m := range s.members {
-		if m.up {
+		if m.up && s.inConfig[m.id] {
 			ups = append(ups, m)
 		}
 	}
@@ -134,7 +134,7 @@ func (s *Sim) finalReads() {
 func (s *Sim) check() {
 	s.checkLinearizable()
 	for _, m := range s.members {
-		if !m.up {
+		if !m.up || !s.inConfig[m.id] {
 			continue
 		}
 		for _, id := range slices.Sorted(mapsKeysInt(s.ended)) {

@@ -35,6 +35,7 @@ const (
 	opCreateTTL   opKind = 't' // a TTL node
 	opGetChildren opKind = 'l' // getChildren
 	opClose       opKind = 'X' // closeSession
+	opReconfig    opKind = 'R' // reconfig: data joins, data2 leaves
 )
 
 // kvInput is an operation as the linearizability model sees it.
@@ -300,6 +301,9 @@ func (c *client) request(in kvInput) txn.Request {
 		req.Op, req.Record = jute.OpCreateTTL, &jute.CreateTTLRequest{Path: in.path, ACL: openACL, Flags: jute.FlagPersistentWithTTL, TTL: 300}
 	case opClose:
 		req.Op = jute.OpCloseSession
+	case opReconfig:
+		req.Op, req.Record = jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: in.data, LeavingServers: in.data2, CurConfigID: -1}
+		req.Auth = []jute.Id{{Scheme: "super", ID: "super"}}
 	}
 	return req
 }
@@ -308,8 +312,8 @@ func (c *client) request(in kvInput) txn.Request {
 // or moves the one it has there.
 func (c *client) connect() {
 	m := c.s.members[c.s.rng.IntN(len(c.s.members))]
-	if !m.up {
-		return
+	if !m.up || !c.s.inConfig[m.id] {
+		return // its connect string names the members
 	}
 	if m.core.LastZxid() < c.maxZxid {
 		// A server refuses a client that has seen a newer zxid.

@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // injectFault injects one fault at random and schedules the next.
 func (s *Sim) injectFault() {
 	if !s.faulty {
@@ -8,6 +14,13 @@ func (s *Sim) injectFault() {
 	defer s.after(s.between(50, 500), s.injectFault)
 	s.faults++
 	m := s.members[s.rng.IntN(len(s.members))]
+	if !m.started {
+		return
+	}
+	if !s.opt.NoReconfig && s.chance(0.1) {
+		s.reconfig()
+		return
+	}
 	switch r := s.rng.IntN(100); {
 	case r < 20:
 		torn := s.chance(0.3)
@@ -70,6 +83,37 @@ func (s *Sim) injectFault() {
 	default:
 		s.logf("network back to normal")
 		s.net.drop, s.net.dup, s.net.maxDelay = 0, 0, 3
+	}
+}
+
+// reconfig adds the spare member (started first, empty, to join), or
+// once it is in, removes a member, through a client's reconfig request.
+func (s *Sim) reconfig() {
+	var c *client
+	for _, cl := range s.clients {
+		if cl.conn != nil && cl.session != 0 && !cl.dead && len(cl.calls) < maxOutstanding && !cl.syncing() {
+			c = cl
+			break
+		}
+	}
+	if c == nil {
+		return
+	}
+	spare := s.members[len(s.members)-1]
+	switch {
+	case !s.inConfig[spare.id] && !s.removed:
+		// Again after NewConfigNoQuorum: the spare had not caught up.
+		if !spare.started {
+			spare.start()
+		}
+		s.logf("reconfig: m%d joins", spare.id)
+		c.send(kvInput{op: opReconfig, data: serverLine(spare.id)})
+	case !s.removed && len(s.inConfig) > s.opt.Members:
+		s.removed = true
+		ids := slices.Sorted(maps.Keys(s.inConfig))
+		leave := ids[s.rng.IntN(len(ids))]
+		s.logf("reconfig: m%d leaves", leave)
+		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(leave)})
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/zoohq/zoo/internal/jute"
+	members "github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/tree"
@@ -32,6 +34,8 @@ type member struct {
 	syncFail bool       // the next fsync fails
 	full     bool       // the disk is full: writes fail with ENOSPC
 	rotted   bool       // bit rot was put on this disk
+	spare    bool       // not in the first membership: it joins by reconfig
+	started  bool       // it was started once
 	injected int        // disk errors injected so far
 
 	up          bool
@@ -111,12 +115,16 @@ func (m *member) inject(op errorfs.Op) error {
 // later unless the refusal is for good.
 func (m *member) start() {
 	m.gen++
+	m.started = true
 	injected := m.injected
 	m.state = txn.NewState(tree.New())
-	prep := txn.NewPrepper(m.state, txn.PrepConfig{ExtendedTypes: true})
-	voters := make([]uint64, len(m.s.members))
+	prep := txn.NewPrepper(m.state, txn.PrepConfig{ExtendedTypes: true, ReconfigEnabled: true})
+	voters := make([]uint64, m.s.opt.Members)
 	for i := range voters {
 		voters[i] = uint64(i + 1)
+	}
+	if _, err := m.state.Tree.SetData(tree.ConfigPath, []byte(membership(voters)), -1, 0, 0); err != nil {
+		panic(err)
 	}
 	m.watches = new(watch.Registry)
 	m.conns = make(map[uint64]*conn)
@@ -148,6 +156,7 @@ func (m *member) start() {
 		Transport:       link{s: m.s, from: m.id},
 		OnActivity:      m.onActivity,
 		RequestTicks:    100,
+		Join:            m.spare,
 	})
 	if err == nil {
 		err = core.Start()
@@ -166,6 +175,7 @@ func (m *member) start() {
 		return
 	}
 	m.core = core
+	prep.SetReconfig(core)
 	m.up = true
 	for id, info := range m.state.Sessions {
 		m.tracker.Add(id, info.TimeoutMs, now)
@@ -330,6 +340,9 @@ func (m *member) onApply(ev replica.Event) {
 			m.complete(c, ev)
 		}
 		m.sessionChanged(ev)
+		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
+			m.reconfigured(ev)
+		}
 	case replica.Synced:
 		if c := m.take(ev.Tag); c != nil {
 			c.conn.reply(c, m.read(c), ev.Zxid)
@@ -345,6 +358,45 @@ func (m *member) onApply(ev replica.Event) {
 		m.trigLog = nil
 		m.dropConns()
 	}
+}
+
+// reconfigured follows a membership change: the simulator's view of the
+// membership, and a member that left closes its connections after what is
+// queued for them (the reconfig's reply among it).
+func (m *member) reconfigured(ev replica.Event) {
+	mb, err := members.Parse(string(ev.Result.Data))
+	if err != nil {
+		m.s.fail("m%d applied a reconfig it cannot parse: %v", m.id, err)
+		return
+	}
+	in := make(map[uint64]bool)
+	for _, sv := range mb.Servers {
+		in[uint64(sv.ID)] = true
+	}
+	if ev.Zxid > m.s.configZxid {
+		m.s.configZxid = ev.Zxid
+		m.s.inConfig = in
+		m.s.logf("membership now %v", slices.Sorted(maps.Keys(in)))
+	}
+	if !in[m.id] {
+		for _, id := range slices.Sorted(maps.Keys(m.conns)) {
+			m.conns[id].finish()
+		}
+	}
+}
+
+// membership is /zookeeper/config's text for these participants.
+func membership(ids []uint64) string {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s\n", serverLine(id))
+	}
+	b.WriteString("version=0")
+	return b.String()
+}
+
+func serverLine(id uint64) string {
+	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", id, 2000+id, 3000+id, 4000+id)
 }
 
 func (m *member) take(tag uint64) *call {

@@ -23,6 +23,9 @@ type Options struct {
 	NoFaults bool
 	// Trace keeps the readable trace of the run in Result.Trace.
 	Trace bool
+	// NoReconfig leaves the membership alone; by default a spare member
+	// may be added and one member removed (dynamic reconfig).
+	NoReconfig bool
 }
 
 func (o *Options) ensureDefaults() {
@@ -87,6 +90,10 @@ type Sim struct {
 	trig   map[int64]string // zxid -> the txn's triggers, as first applied
 	ended  map[int64]int64  // sessions closed (id -> zxid of the close)
 	sessTO map[int64]int32  // sessions created -> timeout
+
+	inConfig   map[uint64]bool // the membership as of the last reconfig applied
+	configZxid int64           // that reconfig's zxid
+	removed    bool            // a member was asked to leave
 }
 
 type event struct {
@@ -179,15 +186,26 @@ func Run(opt Options) (res Result) {
 	saved := crand.Reader
 	crand.Reader = seededReader{rand.New(rand.NewPCG(opt.Seed, 0x5eed))}
 	defer func() { crand.Reader = saved }()
-	s.net.init(s, opt.Members)
+	n := opt.Members
+	if !opt.NoReconfig {
+		n++ // the spare
+	}
+	s.net.init(s, n)
+	s.inConfig = make(map[uint64]bool)
+	for i := range opt.Members {
+		s.inConfig[uint64(i+1)] = true
+	}
 	s.faulty = !opt.NoFaults
 	s.logf("seed %d: %d members, %d clients", opt.Seed, opt.Members, opt.Clients)
-	for i := range opt.Members {
+	for i := range n {
 		m := newMember(s, uint64(i+1))
+		m.spare = i >= opt.Members
 		s.members = append(s.members, m)
 	}
 	for _, m := range s.members {
-		m.start()
+		if !m.spare {
+			m.start()
+		}
 	}
 	for i := range opt.Clients {
 		c := newClient(s, i)
