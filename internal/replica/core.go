@@ -112,3 +112,7 @@ func (r *Replica) Applied() uint64 { return r.applied }
 
 // Ticks returns how many times Tick was called: the core's logical clock.
 func (r *Replica) Ticks() uint64 { return r.ticks }
+
+// Campaign makes this member start an election now, as raft's
+// RawNode.Campaign does; tests and tools use it to choose the leader.
+func (r *Replica) Campaign() error { return r.rn.Campaign() }

@@ -8,7 +8,7 @@ import (
 
 var (
 	seedFlag  = flag.Uint64("seed", 0, "run only this seed, with its trace")
-	seedsFlag = flag.Int("seeds", 0, "how many seeds TestSeeds runs (default: 1000, or 150 under -race)")
+	seedsFlag = flag.Int("seeds", 0, "how many seeds TestSeeds runs (default: 1000, or 80 under -race)")
 	firstFlag = flag.Uint64("first", 1, "the first seed TestSeeds runs")
 )
 
@@ -16,7 +16,7 @@ var (
 // what fits in about two minutes under -race.
 func defaultSeeds() int {
 	if raceEnabled {
-		return 150
+		return 80
 	}
 	return 1000
 }
