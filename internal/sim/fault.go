@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // injectFault injects one fault at random and schedules the next.
@@ -126,20 +127,29 @@ func (s *Sim) anyRotted() bool {
 	return false
 }
 
-// rot flips a bit in one of a crashed member's snapshot files: it must
-// then refuse to start, or start from an older snapshot and the log; it
-// must never serve a state that lacks acknowledged writes.
+// rot flips a bit in one of a crashed member's snapshot files or log
+// segments: it must then refuse to start, or start from what is sound
+// (an older snapshot and the log); it must never serve a state that lacks
+// acknowledged writes. The last segment is spared: damage at its end
+// cannot be told from a torn write, which recovery rightly cuts off, and
+// raft does not survive a voter that forgets what it acknowledged.
 func (s *Sim) rot(m *member) {
-	var snaps []string
+	var targets, segs []string
 	for _, f := range m.disk.Files() {
-		if len(f) > 5 && f[:5] == "snap/" {
-			snaps = append(snaps, f)
+		switch {
+		case strings.HasPrefix(f, "snap/") && !strings.HasSuffix(f, ".tmp"):
+			targets = append(targets, f)
+		case strings.HasPrefix(f, "log/") && strings.HasSuffix(f, ".wal"):
+			segs = append(segs, f)
 		}
 	}
-	if len(snaps) == 0 {
+	if len(segs) > 1 {
+		targets = append(targets, segs[:len(segs)-1]...)
+	}
+	if len(targets) == 0 {
 		return
 	}
-	f := snaps[s.rng.IntN(len(snaps))]
+	f := targets[s.rng.IntN(len(targets))]
 	st, err := m.disk.Stat(f)
 	if err != nil || st.Size() == 0 {
 		return
