@@ -323,29 +323,41 @@ type Replica struct {
 	refused  atomic.Int64 // forwards refused, for RefusedForwards
 
 	// Core-owned: only the goroutine driving the core touches these.
-	waiting      []proposal  // accepted, not yet prepped
-	inflight     inflightSet // proposed or forwarded by us, by sequence
-	ticks        uint64      // ticks since the core started: requests' clock
-	refusedLog   uint64      // the tick a refused forward was last logged
-	proposed     []prepped   // prepped here as leader, in log order
-	lead         leaderWatch
-	unreachable  []uint64 // peers a send failed to, for raft
-	seq          uint64   // of our last proposal
-	syncID       uint64
-	syncs        []syncWait
-	applied      uint64
-	appliedTerm  uint64
-	compacted    uint64
-	confState    raftpb.ConfState // as of applied, for snapshots
-	confPending  bool             // a membership change proposed here, not applied
-	confIndex    uint64           // the entry of the last membership change applied
-	snapNext     uint64           // applied index at which to snapshot next
-	snapBusy     bool             // a snapshot is being written (by the driver's goroutine)
-	received     *receivedSnap    // from the leader, for raft to hand back
-	streaming    map[uint64]bool  // followers a snapshot is being sent to
-	streamReport []snapSent       // inline streams' outcomes, for raft after Advance
+	requests
+	snapshots
+	ticks       uint64 // ticks since the core started: requests' clock
+	lead        leaderWatch
+	unreachable []uint64 // peers a send failed to, for raft
+	applied     uint64
+	appliedTerm uint64
+	compacted   uint64
+	confState   raftpb.ConfState // as of applied, for snapshots
+	confPending bool             // a membership change proposed here, not applied
+	confIndex   uint64           // the entry of the last membership change applied
 
 	drv *driver // nil when the core is stepped directly (the simulator)
+}
+
+// requests are the client requests the core holds: waiting for prep (or
+// to be forwarded), in flight after it, and syncs.
+type requests struct {
+	waiting    []proposal  // accepted, not yet prepped
+	inflight   inflightSet // proposed or forwarded by us, by sequence
+	refusedLog uint64      // the tick a refused forward was last logged
+	proposed   []prepped   // prepped here as leader, in log order
+	seq        uint64      // of our last proposal
+	syncID     uint64
+	syncs      []syncWait
+}
+
+// snapshots is the core's state of snapshots: its own, one received from
+// the leader, and those it streams to followers.
+type snapshots struct {
+	snapNext     uint64          // applied index at which to snapshot next
+	snapBusy     bool            // a snapshot is being written (by the driver's goroutine)
+	received     *receivedSnap   // from the leader, for raft to hand back
+	streaming    map[uint64]bool // followers a snapshot is being sent to
+	streamReport []snapSent      // inline streams' outcomes, for raft after Advance
 }
 
 // leaderWatch is what the core tracks of the leader between turns.
@@ -393,8 +405,8 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 	r := &Replica{
 		cfg:       cfg,
 		state:     cfg.State,
-		inflight:  newInflightSet(),
-		streaming: make(map[uint64]bool),
+		requests:  requests{inflight: newInflightSet()},
+		snapshots: snapshots{streaming: make(map[uint64]bool)},
 	}
 	if driven {
 		r.drv = newDriver(cfg.MaxPending)
