@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -71,9 +72,7 @@ func (s *Sim) restored(m *member, zxid int64) {
 }
 
 func (s *Sim) sessionEnded(id int64) {
-	if _, ok := s.ended[id]; !ok {
-		s.ended[id] = 1
-	}
+	s.ended[id] = true
 }
 
 func containsTrigger(list, want string) bool {
@@ -137,7 +136,7 @@ func (s *Sim) check() {
 		if !m.up || !s.inConfig[m.id] {
 			continue
 		}
-		for _, id := range slices.Sorted(mapsKeysInt(s.ended)) {
+		for _, id := range slices.Sorted(maps.Keys(s.ended)) {
 			if _, ok := m.state.Sessions[id]; ok {
 				s.fail("session %x was closed but m%d still has it", id, m.id)
 			}
@@ -151,33 +150,13 @@ func (s *Sim) check() {
 			continue
 		}
 		m := c.conn.m
-		for _, path := range slices.Sorted(mapsKeysStr(c.watches)) {
+		for _, path := range slices.Sorted(maps.Keys(c.watches)) {
 			set := c.watches[path]
 			for _, t := range m.trigLog {
 				if t.zxid > set && t.path == path && t.typ != jute.EventNodeChildrenChanged {
 					s.fail("watch lost: c%d's watch on %s (set at %d) did not fire for zxid %d on m%d", c.id, path, set, t.zxid, m.id)
 					break
 				}
-			}
-		}
-	}
-}
-
-func mapsKeysInt(m map[int64]int64) func(func(int64) bool) {
-	return func(yield func(int64) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-func mapsKeysStr(m map[string]int64) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
 			}
 		}
 	}

@@ -329,7 +329,6 @@ func (c *client) connect() {
 		c.passwd = []byte(fmt.Sprintf("pw%d", c.session))
 		c.timeout = int32(c.s.between(300, 900))
 		c.dead = false
-		c.s.sessTO[c.session] = c.timeout
 		in = kvInput{op: opConnect}
 	}
 	c.s.logf("c%d connects to m%d (session %x, %c)", c.id, m.id, c.session, in.op)

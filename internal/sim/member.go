@@ -124,7 +124,8 @@ func (m *member) start() {
 		voters[i] = uint64(i + 1)
 	}
 	if _, err := m.state.Tree.SetData(tree.ConfigPath, []byte(membership(voters)), -1, 0, 0); err != nil {
-		panic(err)
+		m.s.fail("m%d: writing %s: %v", m.id, tree.ConfigPath, err)
+		return
 	}
 	m.watches = new(watch.Registry)
 	m.conns = make(map[uint64]*conn)

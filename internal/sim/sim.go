@@ -88,8 +88,7 @@ type Sim struct {
 	hist   []porcOp         // linearizability history
 	digest map[int64]uint64 // zxid -> state digest, as first applied
 	trig   map[int64]string // zxid -> the txn's triggers, as first applied
-	ended  map[int64]int64  // sessions closed (id -> zxid of the close)
-	sessTO map[int64]int32  // sessions created -> timeout
+	ended  map[int64]bool   // sessions that ended (closed or expired)
 
 	inConfig   map[uint64]bool // the membership as of the last reconfig applied
 	configZxid int64           // that reconfig's zxid
@@ -180,8 +179,7 @@ func Run(opt Options) (res Result) {
 		hash:   fnv.New64a(),
 		digest: make(map[int64]uint64),
 		trig:   make(map[int64]string),
-		ended:  make(map[int64]int64),
-		sessTO: make(map[int64]int32),
+		ended:  make(map[int64]bool),
 	}
 	saved := crand.Reader
 	crand.Reader = seededReader{rand.New(rand.NewPCG(opt.Seed, 0x5eed))}
