@@ -193,6 +193,9 @@ type Config struct {
 // small, as the segments are held in memory.
 const memSegmentSize = 1 << 20
 
+// memSnapCount is Config.SnapCount's default without a data directory.
+const memSnapCount = 2 * DefaultTrailingEntries
+
 // DefaultTrailingEntries is Config.TrailingEntries's default.
 const DefaultTrailingEntries = 10000
 
@@ -253,6 +256,12 @@ func (c *Config) ensureDefaults() {
 		c.FS, c.Dir, c.SnapDir, c.NoSync = vfs.NewMem(), "log", "snap", true
 		if c.SegmentSize == 0 {
 			c.SegmentSize = memSegmentSize
+		}
+		if c.SnapCount <= 0 {
+			// The log and its entries in memory are dropped only at
+			// snapshots: take them as often as raft.MemoryStorage was
+			// compacted before (twice the trailing entries).
+			c.SnapCount = memSnapCount
 		}
 	}
 	if c.SnapDir == "" {
