@@ -26,7 +26,7 @@ func (r *Replica) recover() (fresh bool, err error) {
 	if err := checkDataDirs(cfg.FS, cfg.Dir, cfg.SnapDir); err != nil {
 		return false, err
 	}
-	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync,
+	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync || mutated(MutAckBeforeFsync),
 		LazyCommit: len(cfg.Voters)+len(cfg.Learners) > 1})
 	if err != nil {
 		return false, fmt.Errorf("replica: %w", err)
@@ -45,6 +45,13 @@ func (r *Replica) recover() (fresh bool, err error) {
 		}
 	} else if err := snap.CleanTemp(cfg.FS, cfg.SnapDir); err != nil {
 		cfg.Logger.Warn("snapshot temp files", "err", err)
+	}
+	if hs := &st.HardState; *hs != (raftpb.HardState{}) && hs.Commit < st.Snapshot.Index {
+		// A commit-only HardState is written lazily (wal's LazyCommit)
+		// and may be lost in a crash, while the later snapshot marker,
+		// fsynced, survives: its index was applied, so it was committed.
+		// raft refuses a commit index below the snapshot's.
+		hs.Commit = st.Snapshot.Index
 	}
 	disk, err := wal.NewStorage(w, st, nil)
 	if err != nil {
@@ -67,9 +74,9 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 			return sm.Index == m.Index && sm.Term == m.Term
 		})
 	}
-	start := time.Now()
+	start := r.cfg.Clock()
 	meta, st, skipped, err := snap.Load(r.cfg.FS, r.cfg.SnapDir, snap.Options{Logger: r.cfg.Logger, Accept: accept})
-	r.snapLoad = time.Since(start)
+	r.snapLoad = r.cfg.Clock().Sub(start)
 	if err != nil {
 		return nil, fmt.Errorf("replica: the log refers to the snapshot at index %d: %w", ws.Snapshot.Index, err)
 	}
@@ -101,13 +108,9 @@ func skippedNames(sk []snap.Skipped) []string {
 	return names
 }
 
-// persist makes a Ready's snapshot, HardState and entries durable (with a
-// Dir) or visible to raft (without). An error from the WAL is fatal.
+// persist makes a Ready's snapshot, HardState and entries durable. An
+// error from the WAL is fatal.
 func (r *Replica) persist(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Snapshot) error {
-	if r.disk == nil {
-		r.persistMemory(hs, ents, sn)
-		return nil
-	}
 	if !raft.IsEmptySnap(sn) {
 		if err := r.disk.ApplySnapshot(sn); err != nil {
 			return err
@@ -116,16 +119,16 @@ func (r *Replica) persist(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Sn
 	if r.cfg.OnPersist == nil || len(ents) == 0 {
 		return r.disk.Save(hs, ents)
 	}
-	start := time.Now()
+	start := r.cfg.Clock()
 	err := r.disk.Save(hs, ents)
-	r.cfg.OnPersist(time.Since(start), len(ents))
+	r.cfg.OnPersist(r.cfg.Clock().Sub(start), len(ents))
 	return err
 }
 
 // recovered logs what the replay of the log after the snapshot did, and
 // reports it with the snapshot's load time.
 func (r *Replica) recovered(replay time.Duration, entries uint64) {
-	if r.disk != nil && entries > 0 {
+	if entries > 0 {
 		var nodes int
 		r.Read(func(st *txn.State, _ int64) { nodes = st.Tree.NodeCount() })
 		r.cfg.Logger.Info("replayed the log", "entries", entries, "duration", replay.Round(time.Millisecond),
@@ -139,12 +142,14 @@ func (r *Replica) recovered(replay time.Duration, entries uint64) {
 // maybeSnapshot starts a snapshot once enough entries were applied since
 // the last (see snapInterval), unless one is still being written. The
 // tree is frozen here, between two applies, so the snapshot holds exactly
-// the state at its label; the file is written in the background from that
-// frozen view while apply goes on (writeSnapshot), and the loop records
-// it in the log when it is done (snapshotDone).
-func (r *Replica) maybeSnapshot() {
-	if r.disk == nil || r.snapBusy || r.applied < r.snapNext {
-		return
+// the state at its label. With a driver the file is written in the
+// background from that frozen view while apply goes on (writeSnapshot),
+// and the loop records it in the log when it is done (snapshotDone); a
+// core stepped directly does both at once, so that a simulation stays
+// deterministic. An error means the log is broken.
+func (r *Replica) maybeSnapshot() error {
+	if r.snapBusy || r.applied < r.snapNext {
+		return nil
 	}
 	r.snapNext = r.applied + r.snapInterval()
 	r.snapBusy = true
@@ -153,8 +158,11 @@ func (r *Replica) maybeSnapshot() {
 		conf: r.confState,
 		view: r.freeze(),
 	}
-	// Owned by the loop: it receives the result before it ends.
-	go func() { r.snapc <- snapResult{job: job, err: r.writeSnapshot(job)} }()
+	if r.drv == nil {
+		return r.snapshotDone(snapResult{job: job, err: r.writeSnapshot(job)})
+	}
+	r.drv.writeSnapshot(r, job)
+	return nil
 }
 
 // snapJob is a snapshot being written: its label, the membership to
@@ -333,16 +341,6 @@ func (r *Replica) purge() {
 	}
 }
 
-// finishSnapshot waits for a snapshot still being written when the loop
-// ends, and records it if the log still takes records.
-func (r *Replica) finishSnapshot() {
-	if r.snapBusy {
-		if err := r.snapshotDone(<-r.snapc); err != nil {
-			r.cfg.Logger.Warn("snapshot at stop", "err", err)
-		}
-	}
-}
-
 // snapInterval is how many applied entries to wait before the next
 // snapshot: between SnapCount/2 and SnapCount, at random, as Apache's
 // SyncRequestProcessor rolls it, so that the members of an ensemble do not
@@ -350,18 +348,6 @@ func (r *Replica) finishSnapshot() {
 func (r *Replica) snapInterval() uint64 {
 	half := r.cfg.SnapCount / 2
 	return uint64(half + 1 + r.cfg.Rand(max(r.cfg.SnapCount-half, 1)))
-}
-
-// fail ends the loop after a fatal error: it records err for Err, stops
-// taking requests and reports every pending one as Dropped.
-func (r *Replica) fail(err error) {
-	r.cfg.Logger.Error("replica stopping: the log cannot be written", "err", err)
-	r.errMu.Lock()
-	r.err = err
-	r.errMu.Unlock()
-	r.once.Do(func() { close(r.stopc) })
-	r.drain()
-	r.dropAll()
 }
 
 // closeLog closes the WAL, if there is one.
@@ -382,9 +368,9 @@ const replayProgressEvery = 5 * time.Second
 // every replayProgressEvery, so that a long start is not mistaken for a
 // hang.
 func (r *Replica) replayProgress() {
-	if r.replayLogged.IsZero() || time.Since(r.replayLogged) < replayProgressEvery {
+	if r.replayLogged.IsZero() || r.cfg.Clock().Sub(r.replayLogged) < replayProgressEvery {
 		return
 	}
-	r.replayLogged = time.Now()
+	r.replayLogged = r.cfg.Clock()
 	r.cfg.Logger.Info("replaying the log", "applied", r.applied, "committed", r.rn.Status().Commit)
 }

@@ -470,9 +470,9 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			n, ms := startEnsemble(t, 3, func(c *Config) {
 				c.TrailingEntries = 20
+				c.SnapCount = 40 // in memory too: one storage path
 				if durable {
 					c.Dir = t.TempDir()
-					c.SnapCount = 40
 					c.SegmentSize = 64 << 10 // a restart reads it all
 				}
 			})
@@ -553,7 +553,7 @@ func awaitKind(t *testing.T, m *member, kind EventKind) {
 
 // firstIndex is the first entry the replica's raft storage still holds.
 func (r *Replica) firstIndex() uint64 {
-	i, _ := r.raftStorage().FirstIndex()
+	i, _ := r.disk.FirstIndex()
 	return i
 }
 

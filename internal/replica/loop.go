@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
-	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -13,111 +12,6 @@ import (
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/txn"
 )
-
-// maxBatch bounds how many queued requests one loop turn takes, so a burst
-// of requests still lets ticks and Readies through.
-const maxBatch = 512
-
-// Run is the loop. It returns when Stop is called.
-// If the log cannot be written it returns early, with Err set.
-func (r *Replica) Run() {
-	defer close(r.donec)
-	defer r.closeLog()
-	defer r.finishSnapshot() // before the log closes
-	defer r.streams.Wait()   // stopc is closed by then: no sender blocks
-	defer r.streamCancel()
-	ticker := time.NewTicker(r.cfg.Tick)
-	defer ticker.Stop()
-	var purgec <-chan time.Time
-	if r.disk != nil && r.cfg.PurgeInterval > 0 {
-		t := time.NewTicker(r.cfg.PurgeInterval)
-		defer t.Stop()
-		purgec = t.C
-	}
-	// Apply the bootstrap configuration (or, after a restart, replay the
-	// committed log) first: raft will not campaign with configuration
-	// changes pending. A one-voter group then need not wait out an
-	// election timeout; in a larger one, a member that has just started
-	// waits for the leader's heartbeat or its own election timeout.
-	if err := r.processReady(); err != nil {
-		r.fail(err)
-		return
-	}
-	if slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) {
-		if err := r.rn.Campaign(); err != nil {
-			r.cfg.Logger.Error("raft campaign", "err", err)
-		}
-	}
-	for {
-		if err := r.processReady(); err != nil {
-			r.fail(err)
-			return
-		}
-		r.propose()
-		if r.rn.HasReady() {
-			continue
-		}
-		// Stop taking requests while too many wait for a leader: the
-		// bounded propc then pushes back on the connections.
-		propc := r.propc
-		if len(r.waiting) >= r.cfg.MaxPending {
-			propc = nil
-		}
-		select {
-		case <-ticker.C:
-			r.rn.Tick()
-			r.ticks++
-			r.expire()
-			r.sinceLead++
-			r.recordProgress()
-			r.watchLeaderLink()
-		case p := <-propc:
-			r.waiting = append(r.waiting, p)
-			r.drain()
-		case in := <-r.recvc:
-			r.receive(in)
-			r.drainInbox()
-		case <-purgec:
-			r.purge()
-		case s := <-r.snapSentc:
-			delete(r.streaming, s.to)
-			r.rn.ReportSnapshot(s.to, s.status)
-		case res := <-r.snapc:
-			if err := r.snapshotDone(res); err != nil {
-				r.fail(err)
-				return
-			}
-		case <-r.stopc:
-			r.drain()
-			r.dropAll()
-			return
-		}
-	}
-}
-
-// drain takes what else is queued, without blocking.
-func (r *Replica) drain() {
-	for i := 0; i < maxBatch; i++ {
-		select {
-		case p := <-r.propc:
-			r.waiting = append(r.waiting, p)
-		default:
-			return
-		}
-	}
-}
-
-// drainInbox handles what else other members sent, without blocking.
-func (r *Replica) drainInbox() {
-	for i := 0; i < maxBatch; i++ {
-		select {
-		case in := <-r.recvc:
-			r.receive(in)
-		default:
-			return
-		}
-	}
-}
 
 // propose preps and proposes the waiting requests if this replica may
 // prep: it leads and has applied an entry of its own term, hence its whole
@@ -165,11 +59,11 @@ func (r *Replica) watchLeaderLink() {
 	}
 	st := r.rn.BasicStatus()
 	if st.RaftState != raft.StateFollower || st.Lead == raft.None || ls.Connected(st.Lead) {
-		r.leadLinkDown = 0
+		r.lead.linkDown = 0
 		return
 	}
-	r.leadLinkDown++
-	if r.leadLinkDown != leaderLinkTicks {
+	r.lead.linkDown++
+	if r.lead.linkDown != leaderLinkTicks {
 		return
 	}
 	r.cfg.Logger.Info("the link to the leader is down: campaigning early", "leader", st.Lead)
@@ -186,7 +80,7 @@ func (r *Replica) recordProgress() {
 	}
 	st := r.rn.Status()
 	last := st.Commit
-	if li, err := r.raftStorage().LastIndex(); err == nil {
+	if li, err := r.disk.LastIndex(); err == nil {
 		last = max(last, li)
 	}
 	out := make([]PeerProgress, 0, len(st.Progress))
@@ -200,14 +94,6 @@ func (r *Replica) recordProgress() {
 	r.progress.Store(&out)
 }
 
-// raftStorage is the storage raft reads.
-func (r *Replica) raftStorage() raft.Storage {
-	if r.disk != nil {
-		return r.disk
-	}
-	return r.storage
-}
-
 // learnerLostLeader reports whether this replica is a learner that has not
 // heard from its leader for two election timeouts. A voter that stops
 // hearing from its leader campaigns, and raft forgets the leader; a
@@ -215,7 +101,7 @@ func (r *Replica) raftStorage() raft.Storage {
 // (it lost its quorum) until a new one is elected, and the learner's
 // clients would wait on it all that time.
 func (r *Replica) learnerLostLeader() bool {
-	return r.sinceLead > 2*r.cfg.ElectionTicks && slices.Contains(r.confState.Learners, r.cfg.ID)
+	return r.lead.since > 2*r.cfg.ElectionTicks && slices.Contains(r.confState.Learners, r.cfg.ID)
 }
 
 // observeLeader notices a change of leader, or of term under the same
@@ -225,12 +111,12 @@ func (r *Replica) learnerLostLeader() bool {
 // which means just that), and prep starts afresh (DESIGN decision 5).
 func (r *Replica) observeLeader(lead, term uint64) {
 	prevTerm := r.term.Swap(term)
-	if lead == r.lastLead && (term == prevTerm || lead == raft.None) {
+	if lead == r.lead.last && (term == prevTerm || lead == raft.None) {
 		return
 	}
-	r.cfg.Logger.Info("leader changed", "from", r.lastLead, "to", lead, "term", term)
-	prev := r.lastLead
-	r.lastLead = lead
+	r.cfg.Logger.Info("leader changed", "from", r.lead.last, "to", lead, "term", term)
+	prev := r.lead.last
+	r.lead.last = lead
 	r.leadID.Store(lead)
 	if prev != raft.None {
 		r.dropAll()
@@ -318,8 +204,8 @@ func (r *Replica) receive(in inbound) {
 			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
 			return
 		}
-		if m.From == r.lastLead || m.Type == raftpb.MsgApp || m.Type == raftpb.MsgHeartbeat || m.Type == raftpb.MsgSnap {
-			r.sinceLead = 0 // a leader's message, or the leader's
+		if m.From == r.lead.last || m.Type == raftpb.MsgApp || m.Type == raftpb.MsgHeartbeat || m.Type == raftpb.MsgSnap {
+			r.lead.since = 0 // a leader's message, or the leader's
 		}
 		if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			r.cfg.Logger.Debug("raft step", "from", in.from, "type", m.Type, "err", err)
@@ -436,26 +322,13 @@ func (r *Replica) processReady() error {
 			r.rn.ReportUnreachable(id)
 		}
 		r.unreachable = r.unreachable[:0]
+		r.reportStreams()
 		r.completeSyncs()
-		r.compact()
-		r.maybeSnapshot()
-	}
-	return nil
-}
-
-// persistMemory is persist without a Dir: into raft's MemoryStorage.
-func (r *Replica) persistMemory(hs raftpb.HardState, ents []raftpb.Entry, sn raftpb.Snapshot) {
-	if !raft.IsEmptySnap(sn) {
-		if err := r.storage.ApplySnapshot(sn); err != nil {
-			r.cfg.Logger.Error("raft snapshot", "err", err)
+		if err := r.maybeSnapshot(); err != nil {
+			return err
 		}
 	}
-	if !raft.IsEmptyHardState(hs) {
-		_ = r.storage.SetHardState(hs) // in memory: cannot fail
-	}
-	if err := r.storage.Append(ents); err != nil {
-		r.cfg.Logger.Error("raft append", "err", err)
-	}
+	return nil
 }
 
 func (r *Replica) readState(rs raft.ReadState) {
@@ -471,6 +344,10 @@ func (r *Replica) readState(rs raft.ReadState) {
 }
 
 func (r *Replica) apply(ents []raftpb.Entry) {
+	if mutated(MutApplyOutOfOrder) && len(ents) >= 2 && ents[0].Type == raftpb.EntryNormal && ents[1].Type == raftpb.EntryNormal {
+		ents = slices.Clone(ents)
+		ents[0].Data, ents[1].Data = ents[1].Data, ents[0].Data
+	}
 	for i := range ents {
 		e := &ents[i]
 		switch e.Type {
@@ -512,7 +389,9 @@ func (r *Replica) applyEntryData(index uint64, data []byte) {
 		// The gap rule: this server's requests commit in sequence order,
 		// so those before seq still waiting were lost. They fail before
 		// this one is answered, keeping each session's order.
-		r.inflight.takeBefore(seq, r.failRequest)
+		if !mutated(MutNoGapRule) {
+			r.inflight.takeBefore(seq, r.failRequest)
+		}
 		if f, ok := r.inflight.take(seq); ok {
 			tag = f.tag
 		}
@@ -526,6 +405,9 @@ func (r *Replica) applyEntryData(index uint64, data []byte) {
 			r.cfg.Logger.Error("skipping undecodable txn", "index", index, "err", err)
 			return
 		}
+	}
+	if mutated(MutExpiryOnOneMember) && t.Type == jute.OpCloseSession && r.cfg.ID != 1 {
+		t = &txn.Txn{SessionID: t.SessionID, Type: jute.OpError, Body: &txn.ErrorTxn{Err: jute.OK}}
 	}
 	zxid := int64(index)
 	r.mu.Lock()
@@ -569,7 +451,7 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 func (r *Replica) completeSyncs() {
 	n := 0
 	for _, s := range r.syncs {
-		if s.index == 0 || s.index > r.applied || r.inflight.waitingUpTo(s.afterSeq) {
+		if !mutated(MutSyncSkipsReadIndex) && (s.index == 0 || s.index > r.applied || r.inflight.waitingUpTo(s.afterSeq)) {
 			break
 		}
 		r.cfg.OnApply(Event{Kind: Synced, Zxid: r.lastZxid.Load(), Tag: s.tag})
@@ -578,31 +460,6 @@ func (r *Replica) completeSyncs() {
 	if n > 0 {
 		r.syncs = append(r.syncs[:0], r.syncs[n:]...)
 	}
-}
-
-// compact drops applied entries from memory, without a Dir, keeping
-// Config.TrailingEntries for followers that lag a little. raft must have
-// a snapshot to send the others instead: it is taken at the applied index
-// without data, which a stream makes when it is sent (streamSnapshot).
-func (r *Replica) compact() {
-	if r.storage == nil {
-		return // the durable log compacts at snapshots
-	}
-	keep := uint64(r.cfg.TrailingEntries)
-	if r.applied < r.compacted+2*keep {
-		return
-	}
-	cs := r.confState
-	if _, err := r.storage.CreateSnapshot(r.applied, &cs, nil); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
-		r.cfg.Logger.Warn("raft snapshot", "err", err)
-		return
-	}
-	to := r.applied - keep
-	if err := r.storage.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
-		r.cfg.Logger.Warn("raft compact", "err", err)
-		return
-	}
-	r.compacted = to
 }
 
 // dropAll fails every request that will not be applied and resets prep,

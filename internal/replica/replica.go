@@ -3,13 +3,26 @@
 // go.etcd.io/raft/v3, and applies committed txns to the replicated state in
 // log order.
 //
-// One goroutine, the loop, owns the raft.RawNode, the prepper and every write
-// to the state. It follows raft's order for each Ready: persist entries and
-// hard state, send messages, apply committed entries, Advance. Other
-// goroutines read the state through Read, which holds the state's read lock;
-// the loop holds the write lock while it applies one txn and calls
-// Config.OnApply, so whatever OnApply does (fire watches, queue the reply)
-// is atomic with the change as seen by readers (DESIGN decision 7).
+// The Replica is a core stepped by method calls, as raft's RawNode is
+// (core.go: Start, Tick, Step, StepSnapshot, Propose, Process), with no
+// goroutine and no clock of its own, and a driver for a running server
+// (driver.go: Run, Submit, Receive, ReceiveSnapshot, Stop), as raft's Node
+// drives a RawNode: one goroutine, the loop, steps the core from a ticker
+// and from channels. Whoever steps the core owns the raft.RawNode, the
+// prepper and every write to the state. It follows raft's order for each
+// Ready: persist entries and hard state, send messages, apply committed
+// entries, Advance. Other goroutines read the state through Read, which
+// holds the state's read lock; the core holds the write lock while it
+// applies one txn and calls Config.OnApply, so whatever OnApply does (fire
+// watches, queue the reply) is atomic with the change as seen by readers
+// (DESIGN decision 7). Events carry what OnApply needs (the txn, its
+// result, the locked state), so that nothing calls back into the Replica.
+//
+// Lock order, the only one: Replica.mu (the state) before whatever
+// Config.OnApply takes (the server's connection and session locks). So a
+// caller must not hold a lock that OnApply takes while it calls Read; the
+// core never waits on another goroutine while it holds Replica.mu. The
+// driver's errMu is a leaf.
 //
 // Standalone is an ensemble of one (DESIGN decision 2): a one-voter raft
 // group. With Config.Dir set the log is durable (DESIGN decision 9): every
@@ -17,8 +30,8 @@
 // applied or acknowledged, a snapshot of the state is written every
 // Config.SnapCount applied entries, and New recovers the newest snapshot
 // the log refers to and lets raft replay the committed entries after it.
-// Without a Dir the log lives in raft's MemoryStorage and applied entries
-// are compacted away (tests and in-memory servers).
+// Without a Dir the same log and snapshots live on an in-memory file
+// system (vfs.NewMem): one storage path (DESIGN decision 13).
 package replica
 
 import (
@@ -91,6 +104,9 @@ type Config struct {
 	// Now returns wall-clock ms for txn times; prep fixes times so that
 	// apply stays deterministic (DESIGN decision 4).
 	Now func() int64
+	// Clock measures durations for metrics and progress logs only;
+	// nil is time.Now. Nothing the replica decides depends on it.
+	Clock func() time.Time
 	// State is the replicated state; the replica becomes its only writer.
 	State *txn.State
 	// Prep turns requests into txns against State plus outstanding changes.
@@ -118,8 +134,9 @@ type Config struct {
 
 	// FS holds the log and the snapshots; nil means vfs.Default.
 	FS vfs.FS
-	// Dir is the WAL's directory (dataLogDir). Empty: the log is kept in
-	// memory and nothing survives a restart.
+	// Dir is the WAL's directory (dataLogDir). Empty: the log and the
+	// snapshots are kept in a vfs.NewMem of their own (FS, SnapDir and
+	// NoSync are then ignored) and nothing survives a restart.
 	Dir string
 	// SnapDir is the snapshots' directory (dataDir); empty means Dir.
 	SnapDir string
@@ -172,6 +189,13 @@ type Config struct {
 	TrailingEntries int
 }
 
+// memSegmentSize is the log's segment size without a data directory:
+// small, as the segments are held in memory.
+const memSegmentSize = 1 << 20
+
+// memSnapCount is Config.SnapCount's default without a data directory.
+const memSnapCount = 2 * DefaultTrailingEntries
+
 // DefaultTrailingEntries is Config.TrailingEntries's default.
 const DefaultTrailingEntries = 10000
 
@@ -211,6 +235,9 @@ func (c *Config) ensureDefaults() {
 	if c.Now == nil {
 		c.Now = func() int64 { return time.Now().UnixMilli() }
 	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 	if c.OnApply == nil {
 		c.OnApply = func(Event) {}
 	}
@@ -222,6 +249,20 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.FS == nil {
 		c.FS = vfs.Default
+	}
+	if c.Dir == "" {
+		// One storage path: no data directory means the same log and
+		// snapshots, in memory. Nothing survives, so nothing is synced.
+		c.FS, c.Dir, c.SnapDir, c.NoSync = vfs.NewMem(), "log", "snap", true
+		if c.SegmentSize == 0 {
+			c.SegmentSize = memSegmentSize
+		}
+		if c.SnapCount <= 0 {
+			// The log and its entries in memory are dropped only at
+			// snapshots: take them as often as raft.MemoryStorage was
+			// compacted before (twice the trailing entries).
+			c.SnapCount = memSnapCount
+		}
 	}
 	if c.SnapDir == "" {
 		c.SnapDir = c.Dir
@@ -265,22 +306,20 @@ type inbound struct {
 	done chan struct{}
 }
 
-// Replica is one server's member of the raft group.
+// Replica is one server's member of the raft group: the steppable core
+// (core.go) and, for a running server, its driver (driver.go), whose
+// fields are all in drv.
 type Replica struct {
 	cfg      Config
-	storage  *raft.MemoryStorage // without a Dir; else nil
-	disk     *wal.Storage        // with a Dir; else nil
-	log      *wal.WAL            // with a Dir: closed when the loop ends
-	snapLoad time.Duration       // how long loading the snapshot took at start-up
+	disk     *wal.Storage  // the log as raft reads it
+	log      *wal.WAL      // closed when the replica closes
+	snapLoad time.Duration // how long loading the snapshot took at start-up
 	// replayLogged is when the replay at start-up last logged its
 	// progress; zero once it is over.
 	replayLogged time.Time
 	rn           *raft.RawNode
 
-	errMu sync.Mutex
-	err   error // the fatal error that ended the loop
-
-	mu    sync.RWMutex // the state: written by the loop only
+	mu    sync.RWMutex // the state: written by the core only
 	state *txn.State
 
 	lastZxid atomic.Int64
@@ -292,43 +331,49 @@ type Replica struct {
 	term     atomic.Uint64
 	refused  atomic.Int64 // forwards refused, for RefusedForwards
 
-	propc chan proposal
-	recvc chan inbound
-	stopc chan struct{}
-	donec chan struct{}
-	once  sync.Once
+	// Core-owned: only the goroutine driving the core touches these.
+	requests
+	snapshots
+	ticks       uint64 // ticks since the core started: requests' clock
+	lead        leaderWatch
+	unreachable []uint64 // peers a send failed to, for raft
+	applied     uint64
+	appliedTerm uint64
+	compacted   uint64
+	confState   raftpb.ConfState // as of applied, for snapshots
+	confPending bool             // a membership change proposed here, not applied
+	confIndex   uint64           // the entry of the last membership change applied
 
-	// Loop-owned.
-	waiting      []proposal  // accepted, not yet prepped
-	inflight     inflightSet // proposed or forwarded by us, by sequence
-	ticks        uint64      // ticks since the loop started: requests' clock
-	refusedLog   uint64      // the tick a refused forward was last logged
-	proposed     []prepped   // prepped here as leader, in log order
-	lastLead     uint64      // the leader as of the last loop turn
-	sinceLead    int         // ticks since a message from a leader
-	leadLinkDown int         // ticks the link to the leader has been down
-	unreachable  []uint64    // peers a send failed to, for raft
-	seq          uint64      // of our last proposal
-	syncID       uint64
-	syncs        []syncWait
-	applied      uint64
-	appliedTerm  uint64
-	compacted    uint64
-	confState    raftpb.ConfState // as of applied, for snapshots
-	confPending  bool             // a membership change proposed here, not applied
-	confIndex    uint64           // the entry of the last membership change applied
-	snapNext     uint64           // applied index at which to snapshot next
-	snapBusy     bool             // a snapshot is being written
-	snapc        chan snapResult  // its result; capacity 1
-	received     *receivedSnap    // from the leader, for raft to hand back
-	streaming    map[uint64]bool  // followers a snapshot is being sent to
+	drv *driver // nil when the core is stepped directly (the simulator)
+}
 
-	// Snapshot streams to followers: goroutines the loop starts and, as
-	// it ends, cancels (streamCtx) and waits for.
-	streams      sync.WaitGroup
-	streamCtx    context.Context
-	streamCancel context.CancelFunc
-	snapSentc    chan snapSent
+// requests are the client requests the core holds: waiting for prep (or
+// to be forwarded), in flight after it, and syncs.
+type requests struct {
+	waiting    []proposal  // accepted, not yet prepped
+	inflight   inflightSet // proposed or forwarded by us, by sequence
+	refusedLog uint64      // the tick a refused forward was last logged
+	proposed   []prepped   // prepped here as leader, in log order
+	seq        uint64      // of our last proposal
+	syncID     uint64
+	syncs      []syncWait
+}
+
+// snapshots is the core's state of snapshots: its own, one received from
+// the leader, and those it streams to followers.
+type snapshots struct {
+	snapNext     uint64          // applied index at which to snapshot next
+	snapBusy     bool            // a snapshot is being written (by the driver's goroutine)
+	received     *receivedSnap   // from the leader, for raft to hand back
+	streaming    map[uint64]bool // followers a snapshot is being sent to
+	streamReport []snapSent      // inline streams' outcomes, for raft after Advance
+}
+
+// leaderWatch is what the core tracks of the leader between turns.
+type leaderWatch struct {
+	last     uint64 // the leader as of the last turn
+	since    int    // ticks since a message from a leader
+	linkDown int    // ticks the link to the leader has been down
 }
 
 // syncWait is a sync waiting for two things: the leader's commit index
@@ -343,11 +388,19 @@ type syncWait struct {
 	afterSeq uint64
 }
 
-// New returns a Replica of a one-voter group: a fresh one, or with a
+// New returns a Replica with its driver: a fresh one, or with a
 // Config.Dir holding a log, the group recovered from it (Config.State is
 // then overwritten with the snapshot's state, in place, so that the
 // prepper built over it sees it). Start it with Run.
-func New(cfg Config) (*Replica, error) {
+func New(cfg Config) (*Replica, error) { return newReplica(cfg, true) }
+
+// NewCore returns a Replica as New does, but without a driver: the caller
+// steps it (Start, Tick, Step, Propose, Process; see core.go) from one
+// goroutine, and must not call Run, Submit, Receive, ReceiveSnapshot,
+// Stop, Err or Done.
+func NewCore(cfg Config) (*Replica, error) { return newReplica(cfg, false) }
+
+func newReplica(cfg Config, driven bool) (*Replica, error) {
 	cfg.ensureDefaults()
 	if cfg.State == nil || cfg.Prep == nil {
 		return nil, errors.New("replica: Config.State and Config.Prep are required")
@@ -361,33 +414,19 @@ func New(cfg Config) (*Replica, error) {
 	r := &Replica{
 		cfg:       cfg,
 		state:     cfg.State,
-		propc:     make(chan proposal, cfg.MaxPending),
-		recvc:     make(chan inbound, 1024),
-		stopc:     make(chan struct{}),
-		donec:     make(chan struct{}),
-		inflight:  newInflightSet(),
-		snapc:     make(chan snapResult, 1),
-		streaming: make(map[uint64]bool),
-		snapSentc: make(chan snapSent),
+		requests:  requests{inflight: newInflightSet()},
+		snapshots: snapshots{streaming: make(map[uint64]bool)},
+	}
+	if driven {
+		r.drv = newDriver(cfg.MaxPending)
 	}
 	// Sequence numbers start from the clock, so that this run's never
 	// meet the previous run's, whose entries may still be applied after
 	// a restart (the gap rule would take them for this run's).
 	r.seq = uint64(max(cfg.Now(), 0)) * 1_000_000
-	r.streamCtx, r.streamCancel = context.WithCancel(context.Background())
-	var (
-		storage raft.Storage
-		fresh   = true
-	)
-	if cfg.Dir == "" {
-		r.storage = raft.NewMemoryStorage()
-		storage = r.storage
-	} else {
-		var err error
-		if fresh, err = r.recover(); err != nil {
-			return nil, err
-		}
-		storage = r.disk
+	fresh, err := r.recover()
+	if err != nil {
+		return nil, err
 	}
 	if fresh && !cfg.Join {
 		// Only a fresh log: a recovered one holds the configuration in its
@@ -403,7 +442,7 @@ func New(cfg Config) (*Replica, error) {
 		ID:                        cfg.ID,
 		ElectionTick:              cfg.ElectionTicks,
 		HeartbeatTick:             1,
-		Storage:                   snapshotStorage{storage, r},
+		Storage:                   snapshotStorage{r.disk, r},
 		Applied:                   r.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
@@ -422,7 +461,7 @@ func New(cfg Config) (*Replica, error) {
 	// before New returns: the server must not serve (or look up a
 	// reattaching session) in a state that lacks acknowledged txns. The
 	// events of the replay go to OnApply, untagged.
-	replayStart, from := time.Now(), r.applied
+	replayStart, from := cfg.Clock(), r.applied
 	r.replayLogged = replayStart
 	err = r.processReady()
 	r.replayLogged = time.Time{}
@@ -430,7 +469,7 @@ func New(cfg Config) (*Replica, error) {
 		r.closeLog()
 		return nil, err
 	}
-	r.recovered(time.Since(replayStart), r.applied-from)
+	r.recovered(cfg.Clock().Sub(replayStart), r.applied-from)
 	return r, nil
 }
 
@@ -445,22 +484,15 @@ func (r *Replica) bootstrap() error {
 	// Term 1 is the bootstrap's, as in raft's Bootstrap: the first
 	// election is for term 2.
 	hs := raftpb.HardState{Term: 1, Commit: 1}
-	if r.disk == nil {
-		if err := r.storage.ApplySnapshot(sn); err != nil {
-			return err
-		}
-		_ = r.storage.SetHardState(hs) // in memory: cannot fail
-	} else {
-		meta := snap.Meta{Index: 1, Term: 1}
-		if _, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{Compression: r.cfg.SnapCompression}); err != nil {
-			return fmt.Errorf("replica: bootstrap: %w", err)
-		}
-		if err := r.disk.ApplySnapshot(sn); err != nil {
-			return fmt.Errorf("replica: bootstrap: %w", err)
-		}
-		if err := r.disk.Save(hs, nil); err != nil {
-			return fmt.Errorf("replica: bootstrap: %w", err)
-		}
+	meta := snap.Meta{Index: 1, Term: 1}
+	if _, err := snap.Write(r.cfg.FS, r.cfg.SnapDir, meta, r.state, snap.Options{Compression: r.cfg.SnapCompression}); err != nil {
+		return fmt.Errorf("replica: bootstrap: %w", err)
+	}
+	if err := r.disk.ApplySnapshot(sn); err != nil {
+		return fmt.Errorf("replica: bootstrap: %w", err)
+	}
+	if err := r.disk.Save(hs, nil); err != nil {
+		return fmt.Errorf("replica: bootstrap: %w", err)
 	}
 	r.applied, r.appliedTerm, r.compacted = 1, 1, 1
 	r.snapNext = r.applied + r.snapInterval()
@@ -489,25 +521,6 @@ func Fresh(cfg Config) bool {
 // bootstrap: it runs in an ensemble that elected a leader.
 func (r *Replica) Established() bool { return r.lastZxid.Load() > 1 }
 
-// Submit hands a request to prep. It returns once the request is queued;
-// its outcome arrives as an Event with the same tag. A nonzero tag must be
-// unique among this server's requests in flight.
-func (r *Replica) Submit(ctx context.Context, req txn.Request, tag uint64) error {
-	select {
-	case <-r.stopc:
-		return ErrStopped
-	default:
-	}
-	select {
-	case r.propc <- proposal{req: req, tag: tag}:
-		return nil
-	case <-r.stopc:
-		return ErrStopped
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Read calls f with the state read-locked and the zxid of the last txn
 // applied to it. f must not call into the Replica.
 func (r *Replica) Read(f func(s *txn.State, zxid int64)) {
@@ -528,27 +541,6 @@ func (r *Replica) Term() uint64 { return r.term.Load() }
 
 // ID returns this replica's member id.
 func (r *Replica) ID() uint64 { return r.cfg.ID }
-
-// Receive hands the loop a message another member sent. It blocks while
-// the loop's inbox is full, pushing back on that peer's connection, and
-// drops what cannot be decoded.
-func (r *Replica) Receive(from uint64, kind uint8, data []byte) {
-	if kind == KindActivity {
-		ids, err := decodeActivity(data)
-		if err != nil {
-			r.cfg.Logger.Warn("dropping a peer message", "from", from, "err", err)
-			return
-		}
-		if r.cfg.OnActivity != nil {
-			r.cfg.OnActivity(ids)
-		}
-		return
-	}
-	select {
-	case r.recvc <- inbound{from: from, kind: kind, data: data}:
-	case <-r.stopc:
-	}
-}
 
 // RefusedForwards counts the forwarded requests this replica refused
 // (and told their origin of).
@@ -586,22 +578,3 @@ func (r *Replica) Progress() []PeerProgress {
 // IsLeader reports whether this replica leads and has applied its log, so
 // that it preps requests.
 func (r *Replica) IsLeader() bool { return r.leader.Load() }
-
-// Stop ends the loop and waits for it. Requests not yet applied are
-// reported as Dropped. Stop is idempotent.
-func (r *Replica) Stop() {
-	r.once.Do(func() { close(r.stopc) })
-	<-r.donec
-}
-
-// Err returns the error that ended the loop, if one did: the log could not
-// be written, so the server must stop (every pending request was reported
-// Dropped). It is nil after a plain Stop.
-func (r *Replica) Err() error {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	return r.err
-}
-
-// Done is closed when the loop has ended.
-func (r *Replica) Done() <-chan struct{} { return r.donec }

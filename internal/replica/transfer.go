@@ -1,7 +1,7 @@
 package replica
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,92 +49,82 @@ func (r *Replica) sendSnapshot(m raftpb.Message) {
 		return
 	}
 	r.streaming[m.To] = true
-	r.streams.Add(1)
-	go func() {
-		defer r.streams.Done()
-		status := raft.SnapshotFinish
-		if err := r.streamSnapshot(m); err != nil {
-			status = raft.SnapshotFailure
-			r.cfg.Logger.Warn("sending a snapshot failed", "to", m.To, "index", m.Snapshot.Metadata.Index, "err", err)
-		} else {
-			r.cfg.Logger.Info("sent a snapshot", "to", m.To, "index", m.Snapshot.Metadata.Index)
-		}
-		select {
-		case r.snapSentc <- snapSent{to: m.To, status: status}:
-		case <-r.stopc:
-		}
-	}()
+	if r.drv != nil {
+		r.drv.stream(r, m)
+		return
+	}
+	// Stepped directly: the stream is sent now, and its outcome reported
+	// to raft after Advance (reportStreams).
+	r.streamReport = append(r.streamReport, r.sendStream(context.Background(), m))
 }
 
-// streamSnapshot sends m with the snapshot's bytes: the file, or without a
-// Dir a fuzzy walk of the live state labelled with m's index.
-func (r *Replica) streamSnapshot(m raftpb.Message) error {
+// sendStream streams a snapshot and says how it went.
+func (r *Replica) sendStream(ctx context.Context, m raftpb.Message) snapSent {
+	status := raft.SnapshotFinish
+	if err := r.streamSnapshot(ctx, m); err != nil {
+		status = raft.SnapshotFailure
+		r.cfg.Logger.Warn("sending a snapshot failed", "to", m.To, "index", m.Snapshot.Metadata.Index, "err", err)
+	} else {
+		r.cfg.Logger.Info("sent a snapshot", "to", m.To, "index", m.Snapshot.Metadata.Index)
+	}
+	return snapSent{to: m.To, status: status}
+}
+
+// snapshotSent tells raft how a snapshot stream went.
+func (r *Replica) snapshotSent(s snapSent) {
+	delete(r.streaming, s.to)
+	r.rn.ReportSnapshot(s.to, s.status)
+}
+
+// reportStreams tells raft how the streams sent inline went.
+func (r *Replica) reportStreams() {
+	for _, s := range r.streamReport {
+		r.snapshotSent(s)
+	}
+	r.streamReport = r.streamReport[:0]
+}
+
+// streamSnapshot sends m with the snapshot's file.
+func (r *Replica) streamSnapshot(ctx context.Context, m raftpb.Message) error {
 	meta := m.Snapshot.Metadata
 	m.Snapshot.Data = nil
 	header, err := m.Marshal()
 	if err != nil {
 		return err
 	}
-	var body io.Reader
-	if r.disk != nil {
-		f, err := r.cfg.FS.Open(filepath.Join(r.cfg.SnapDir, snap.Name(meta.Index)))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		body = f
-	} else {
-		var buf bytes.Buffer
-		w := snap.NewWriter(&buf, snap.Meta{Index: meta.Index, Term: meta.Term, Zxid: int64(meta.Index)}, snap.CompressNone)
-		if err := r.walkInto(w); err != nil {
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		body = &buf
+	f, err := r.cfg.FS.Open(filepath.Join(r.cfg.SnapDir, snap.Name(meta.Index)))
+	if err != nil {
+		return err
 	}
-	return r.cfg.Transport.SendStream(r.streamCtx, m.To, header, body)
+	defer f.Close()
+	return r.cfg.Transport.SendStream(ctx, m.To, header, f)
 }
 
-// ReceiveSnapshot takes a snapshot stream from the leader: header is the
-// MsgSnap, body the snapshot file. The file is stored and verified before
-// raft sees the message; it returns once raft has taken it, or with the
-// reason it was refused, which goes back to the sender.
-func (r *Replica) ReceiveSnapshot(from uint64, header []byte, body io.Reader) error {
+// StepSnapshot is ReceiveSnapshot for a core stepped directly: the file is
+// stored and verified, and raft steps the MsgSnap at once.
+func (r *Replica) StepSnapshot(from uint64, header []byte, body io.Reader) error {
+	in, err := r.storeSnapshot(from, header, body)
+	if err != nil {
+		return err
+	}
+	r.receiveSnapshot(in)
+	return nil
+}
+
+// storeSnapshot stores and verifies a snapshot stream from the leader
+// (header is the MsgSnap, body the snapshot file), for the core to step.
+// It touches no core state, so the driver runs it off the loop.
+func (r *Replica) storeSnapshot(from uint64, header []byte, body io.Reader) (inbound, error) {
 	var m raftpb.Message
 	if err := m.Unmarshal(header); err != nil || m.Type != raftpb.MsgSnap || m.Snapshot == nil || m.Snapshot.Metadata.Index == 0 {
-		return ErrBadSnapshotStream
+		return inbound{}, ErrBadSnapshotStream
 	}
 	meta := m.Snapshot.Metadata
-	var (
-		st  *txn.State
-		err error
-	)
-	if r.disk != nil {
-		_, st, err = snap.Receive(r.cfg.FS, r.cfg.SnapDir, meta.Index, body, snap.Options{Logger: r.cfg.Logger})
-	} else {
-		var b []byte
-		if b, err = io.ReadAll(body); err == nil {
-			_, st, err = snap.ReadBytes(b, meta.Index, snap.Options{})
-		}
-	}
+	_, st, err := snap.Receive(r.cfg.FS, r.cfg.SnapDir, meta.Index, body, snap.Options{Logger: r.cfg.Logger})
 	if err != nil {
-		return fmt.Errorf("replica: snapshot at %d from %d: %w", meta.Index, from, err)
+		return inbound{}, fmt.Errorf("replica: snapshot at %d from %d: %w", meta.Index, from, err)
 	}
-	done := make(chan struct{})
-	in := inbound{from: from, kind: kindSnapshot, msg: &m, snap: &receivedSnap{meta: meta, state: st}, done: done}
-	select {
-	case r.recvc <- in:
-	case <-r.stopc:
-		return ErrStopped
-	}
-	select {
-	case <-done:
-		return nil
-	case <-r.stopc:
-		return ErrStopped
-	}
+	return inbound{from: from, kind: kindSnapshot, msg: &m, snap: &receivedSnap{meta: meta, state: st}}, nil
 }
 
 // kindSnapshot marks an inbound snapshot; it never travels as a message
@@ -143,7 +133,9 @@ const kindSnapshot uint8 = 0
 
 // receiveSnapshot steps a received MsgSnap, keeping its state for install.
 func (r *Replica) receiveSnapshot(in inbound) {
-	defer close(in.done)
+	if in.done != nil {
+		defer close(in.done)
+	}
 	r.received = in.snap
 	if err := r.rn.Step(*in.msg); err != nil {
 		r.cfg.Logger.Debug("raft step snapshot", "from", in.from, "err", err)
@@ -162,13 +154,11 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 	switch {
 	case rs != nil && rs.meta.Index == meta.Index && rs.meta.Term == meta.Term:
 		st = rs.state
-	case r.disk != nil:
+	default:
 		var err error
 		if _, st, err = snap.LoadFile(r.cfg.FS, r.cfg.SnapDir, snap.Name(meta.Index), snap.Options{}); err != nil {
 			return fmt.Errorf("replica: installing the snapshot at %d: %w", meta.Index, err)
 		}
-	default:
-		return fmt.Errorf("replica: raft handed back a snapshot at %d that was not received", meta.Index)
 	}
 	r.mu.Lock()
 	*r.state = *st // in place: the prepper holds this pointer
@@ -188,9 +178,8 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 // snapshotStorage is raft's Storage with a Snapshot that is never older
 // than the membership: raft's follower ignores a snapshot whose ConfState
 // does not name it, so a member added since the last snapshot would be
-// sent, forever, one it cannot use. Without a Dir a new (data-less)
-// snapshot is taken at the applied index on the spot; with one, a
-// snapshot file is started and raft told to try again later.
+// sent, forever, one it cannot use: a snapshot file is started and raft
+// told to try again later.
 type snapshotStorage struct {
 	raft.Storage
 	r *Replica
@@ -202,10 +191,6 @@ func (s snapshotStorage) Snapshot() (raftpb.Snapshot, error) {
 	r := s.r
 	if err != nil || sn.Metadata.Index >= r.confIndex {
 		return sn, err
-	}
-	if r.disk == nil {
-		cs := r.confState
-		return r.storage.CreateSnapshot(r.applied, &cs, nil)
 	}
 	r.snapNext = min(r.snapNext, r.applied)
 	return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable

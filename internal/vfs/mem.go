@@ -434,3 +434,84 @@ func (i memInfo) Mode() os.FileMode {
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return i.dir }
 func (i memInfo) Sys() any           { return nil }
+
+// CrashCloneTorn is CrashClone with torn writes: of a file's data written
+// since its last Sync, a prefix survives, as a power cut in the middle of
+// a write leaves it. keep is given the file's name and how many bytes
+// changed (from the first changed byte to the end of the current data)
+// and returns how many of them to keep, from 0 (CrashClone) to all.
+func (m *MemFS) CrashCloneTorn(keep func(name string, changed int) int) *MemFS {
+	c := m.CrashClone()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tear(m.root, c.root, "", keep)
+	return c
+}
+
+// tear copies into the clone node cn the kept prefix of n's unsynced
+// changes, for every file reachable under both.
+func tear(n, cn *memNode, name string, keep func(string, int) int) {
+	if !n.isDir {
+		lo := 0
+		for lo < len(n.data) && lo < len(n.syncedData) && n.data[lo] == n.syncedData[lo] {
+			lo++
+		}
+		changed := len(n.data) - lo
+		if changed <= 0 {
+			return
+		}
+		k := min(max(keep(name, changed), 0), changed)
+		if end := lo + k; end > len(cn.data) {
+			cn.data = append(cn.data, make([]byte, end-len(cn.data))...)
+		}
+		copy(cn.data[lo:], n.data[lo:lo+k])
+		cn.syncedData = slices.Clone(cn.data)
+		return
+	}
+	for childName, child := range n.synced {
+		if cc, ok := cn.children[childName]; ok {
+			tear(child, cc, path.Join(name, childName), keep)
+		}
+	}
+}
+
+// Files returns the names of every file in fs, sorted, for tests that
+// damage one.
+func (m *MemFS) Files() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	var walk func(n *memNode, name string)
+	walk = func(n *memNode, name string) {
+		if !n.isDir {
+			out = append(out, name)
+			return
+		}
+		for c, child := range n.children {
+			walk(child, path.Join(name, c))
+		}
+	}
+	walk(m.root, "")
+	slices.Sort(out)
+	return out
+}
+
+// Corrupt flips the bits of mask in the byte at off of the named file,
+// in its current and its synced data: bit rot on the medium.
+func (m *MemFS) Corrupt(name string, off int, mask byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("corrupt", name)
+	if err != nil {
+		return err
+	}
+	if off < len(n.data) {
+		n.data[off] ^= mask
+	}
+	if off < len(n.syncedData) {
+		n.syncedData[off] ^= mask
+	}
+	return nil
+}

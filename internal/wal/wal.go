@@ -136,6 +136,9 @@ type WAL struct {
 	buf    []byte
 	err    error // sticky: the first write or sync error
 	closed bool
+	// unsynced: the active segment has records not yet fsynced (a lazy
+	// commit, or NoSync); a cut syncs them first.
+	unsynced bool
 
 	// What the next segment's header repeats, and what ReleaseTo may drop.
 	hs        raftpb.HardState
@@ -367,6 +370,15 @@ func (w *WAL) writeBroken(name string, torn []byte) error {
 // cut makes s the active segment: built and fsynced under a temporary name
 // with the current state at its start, then renamed into place.
 func (w *WAL) cut(s segment) error {
+	// The old segment's unsynced tail first: once the new segment is
+	// durable, a torn record at the old one's end would no longer be the
+	// log's tail, and recovery would take it for corruption.
+	if w.f != nil && w.unsynced {
+		if err := w.f.Sync(); err != nil {
+			return err
+		}
+		w.unsynced = false
+	}
 	final := w.path(s.name())
 	tmp := final + ".tmp"
 	f, err := w.fs.Create(tmp)
@@ -544,11 +556,13 @@ func (w *WAL) append(sync bool) error {
 	}
 	w.off += int64(len(buf))
 	if w.opts.NoSync || !sync {
+		w.unsynced = true
 		return nil
 	}
 	if err := w.f.Sync(); err != nil {
 		return w.fail(fmt.Errorf("wal: sync: %w", err))
 	}
+	w.unsynced = false
 	return nil
 }
 

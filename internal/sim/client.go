@@ -1,0 +1,475 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/watch"
+)
+
+// The keys the linearizability check covers; other paths are for the
+// rest of the op mix.
+const nKeys = 3
+
+func keyPath(k int) string { return fmt.Sprintf("/k%d", k) }
+
+var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+
+// opKind is a client operation.
+type opKind byte
+
+const (
+	opConnect     opKind = 'C' // createSession
+	opMove        opKind = 'M' // setOwner: the session reattaches here
+	opCreate      opKind = 'c' // create a key
+	opSet         opKind = 's' // setData of a key, with a version or -1
+	opDelete      opKind = 'd' // delete a key, with a version or -1
+	opMulti       opKind = 'm' // multi: check key version, setData key2
+	opSyncRead    opKind = 'r' // sync, then getData of a key
+	opRead        opKind = 'g' // getData (with a watch) without sync
+	opCreateEph   opKind = 'e' // an ephemeral node
+	opCreateSeq   opKind = 'q' // a persistent sequential node
+	opContainer   opKind = 'n' // a container with a child, then the child deleted
+	opCreateTTL   opKind = 't' // a TTL node
+	opGetChildren opKind = 'l' // getChildren
+	opClose       opKind = 'X' // closeSession
+	opReconfig    opKind = 'R' // reconfig: data joins, data2 leaves
+)
+
+// kvInput is an operation as the linearizability model sees it.
+type kvInput struct {
+	op      opKind
+	key     int
+	data    string
+	version int32
+	key2    int
+	data2   string
+	path    string
+	watch   bool
+}
+
+func (in kvInput) String() string {
+	switch in.op {
+	case opCreate:
+		return fmt.Sprintf("create %s %q", keyPath(in.key), in.data)
+	case opSet:
+		return fmt.Sprintf("set %s %q v%d", keyPath(in.key), in.data, in.version)
+	case opDelete:
+		return fmt.Sprintf("delete %s v%d", keyPath(in.key), in.version)
+	case opMulti:
+		return fmt.Sprintf("multi(check %s v%d, set %s %q)", keyPath(in.key), in.version, keyPath(in.key2), in.data2)
+	case opSyncRead:
+		return fmt.Sprintf("sync+get %s", keyPath(in.key))
+	case opRead:
+		return fmt.Sprintf("get %s watch=%v", keyPath(in.key), in.watch)
+	}
+	return fmt.Sprintf("%c %s", in.op, in.path)
+}
+
+// kvOutput is an operation's outcome.
+type kvOutput struct {
+	unknown bool // connection lost: it may or may not have happened
+	code    jute.Code
+	exists  bool
+	data    string
+	version int32
+}
+
+func (o kvOutput) String() string {
+	if o.unknown {
+		return "unknown"
+	}
+	if o.code != jute.OK {
+		return o.code.String()
+	}
+	if o.exists {
+		return fmt.Sprintf("%q v%d", o.data, o.version)
+	}
+	if o.data != "" {
+		return fmt.Sprintf("OK %q v%d", o.data, o.version)
+	}
+	return fmt.Sprintf("OK v%d", o.version)
+}
+
+// call is a request in flight.
+type call struct {
+	cl    *client
+	conn  *conn
+	in    kvInput
+	cxid  int32
+	start int64 // logical call time
+	zxid  int64 // the client's last zxid when it was sent
+}
+
+// conn is a client's connection to a member: FIFO both ways, with a
+// small delay.
+type conn struct {
+	id      uint64
+	m       *member
+	cl      *client
+	session int64
+	closed  bool
+	toM     int64 // when the last message to the member arrives
+	toC     int64 // when the last message to the client arrives
+}
+
+// toMember sends f to the member's side, in order.
+func (c *conn) toMember(f func()) {
+	s := c.m.s
+	c.toM = max(c.toM, s.now+s.between(0, 2))
+	s.after(c.toM-s.now, func() {
+		if !c.closed && c.m.up {
+			if c.m.paused() {
+				c.m.hold(func() {
+					if !c.closed && c.m.up {
+						f()
+					}
+				})
+				return
+			}
+			f()
+		}
+	})
+}
+
+// toClient sends f to the client's side, in order.
+func (c *conn) toClient(f func()) {
+	s := c.m.s
+	c.toC = max(c.toC, s.now+s.between(0, 2))
+	s.after(c.toC-s.now, func() {
+		if !c.closed {
+			f()
+		}
+	})
+}
+
+// reply sends a call's outcome to the client.
+func (c *conn) reply(cl *call, out kvOutput, zxid int64) {
+	c.toClient(func() { c.cl.onReply(c, cl, out, zxid) })
+}
+
+// close breaks the connection: the client sees ConnectionLoss.
+func (c *conn) close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	delete(c.m.conns, c.id)
+	if c.session != 0 && c.m.bySess[c.session] == c {
+		delete(c.m.bySess, c.session)
+	}
+	c.m.watches.RemoveWatcher(watch.Watcher(c.id))
+	cl := c.cl
+	c.m.s.after(1, func() { cl.onClose(c) })
+}
+
+// finish closes the connection after what is queued for the client.
+func (c *conn) finish() {
+	c.toClient(func() { c.close() })
+}
+
+// client is a simulated ZooKeeper client: one session at a time, on one
+// member at a time, with up to maxOutstanding requests pipelined.
+type client struct {
+	s       *Sim
+	id      int
+	conn    *conn
+	session int64
+	passwd  []byte
+	timeout int32
+	calls   []*call // in flight, in the order sent
+	cxid    int32
+	maxZxid int64
+	watches map[string]int64 // armed watches: path -> zxid when set
+	written int
+	dead    bool // the session ended (expired or closed): start a new one
+}
+
+const maxOutstanding = 3
+
+func newClient(s *Sim, id int) *client {
+	return &client{s: s, id: id, watches: make(map[string]int64)}
+}
+
+// act is the client's main loop: connect if needed, else send a request.
+func (c *client) act() {
+	if c.s.stopped {
+		return
+	}
+	defer c.s.after(c.s.between(5, 60), c.act)
+	if c.conn == nil {
+		c.connect()
+		return
+	}
+	if c.session == 0 || len(c.calls) >= maxOutstanding || c.syncing() {
+		return
+	}
+	// Reads go when nothing is in flight, so a session's reads never
+	// wait for its writes (internal/server makes them wait; the
+	// simulator keeps its server layer simple).
+	reading := len(c.calls) == 0 && c.s.chance(0.4)
+	if reading {
+		c.send(c.pickRead())
+		return
+	}
+	c.send(c.pickWrite())
+}
+
+// syncing reports a sync in flight: internal/server reads nothing more of
+// the session until it is answered (a sync completes after the writes
+// applied with it, so later requests wait for its reply).
+func (c *client) syncing() bool {
+	return slices.ContainsFunc(c.calls, func(cl *call) bool { return cl.in.op == opSyncRead })
+}
+
+func (c *client) pickRead() kvInput {
+	k := c.s.rng.IntN(nKeys)
+	switch c.s.rng.IntN(3) {
+	case 0:
+		return kvInput{op: opRead, key: k, watch: c.s.chance(0.7)}
+	case 1:
+		return kvInput{op: opGetChildren, path: "/"}
+	}
+	return kvInput{op: opSyncRead, key: k}
+}
+
+func (c *client) pickWrite() kvInput {
+	c.written++
+	data := fmt.Sprintf("c%d.%d", c.id, c.written)
+	k := c.s.rng.IntN(nKeys)
+	ver := int32(-1)
+	if c.s.chance(0.5) {
+		ver = int32(c.s.rng.IntN(4))
+	}
+	switch r := c.s.rng.IntN(100); {
+	case r < 15:
+		return kvInput{op: opCreate, key: k, data: data}
+	case r < 45:
+		return kvInput{op: opSet, key: k, data: data, version: ver}
+	case r < 55:
+		return kvInput{op: opDelete, key: k, version: ver}
+	case r < 65: // one key, so the history partitions by key
+		return kvInput{op: opMulti, key: k, version: ver, key2: k, data2: data}
+	case r < 75:
+		return kvInput{op: opCreateEph, path: fmt.Sprintf("/e%d-%d", c.id, c.written)}
+	case r < 83:
+		return kvInput{op: opCreateSeq, path: "/seq-"}
+	case r < 90:
+		return kvInput{op: opContainer, path: fmt.Sprintf("/box%d", c.s.rng.IntN(2))}
+	case r < 97:
+		return kvInput{op: opCreateTTL, path: fmt.Sprintf("/ttl%d", c.s.rng.IntN(3))}
+	}
+	return kvInput{op: opClose}
+}
+
+// request builds the txn request of a write.
+func (c *client) request(in kvInput) txn.Request {
+	req := txn.Request{SessionID: c.session, Cxid: c.cxid}
+	p := keyPath(in.key)
+	switch in.op {
+	case opConnect:
+		req.Op = jute.OpCreateSession
+		req.Record = &txn.CreateSession{TimeoutMs: c.timeout, Password: c.passwd}
+	case opMove:
+		req.Op = txn.OpSetOwner
+	case opCreate:
+		req.Op, req.Record = jute.OpCreate, &jute.CreateRequest{Path: p, Data: []byte(in.data), ACL: openACL}
+	case opSet:
+		req.Op, req.Record = jute.OpSetData, &jute.SetDataRequest{Path: p, Data: []byte(in.data), Version: in.version}
+	case opDelete:
+		req.Op, req.Record = jute.OpDelete, &jute.PathVersion{Path: p, Version: in.version}
+	case opMulti:
+		req.Op, req.Record = jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+			{Op: jute.OpCheck, Record: &jute.PathVersion{Path: p, Version: in.version}},
+			{Op: jute.OpSetData, Record: &jute.SetDataRequest{Path: keyPath(in.key2), Data: []byte(in.data2), Version: -1}},
+		}}
+	case opSyncRead:
+		req.Op, req.Record = jute.OpSync, &jute.PathRequest{Path: p}
+	case opCreateEph:
+		req.Op, req.Record = jute.OpCreate, &jute.CreateRequest{Path: in.path, ACL: openACL, Flags: jute.FlagEphemeral}
+	case opCreateSeq:
+		req.Op, req.Record = jute.OpCreate, &jute.CreateRequest{Path: in.path, ACL: openACL, Flags: 2}
+	case opContainer:
+		req.Op, req.Record = jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+			{Op: jute.OpCreateContainer, Record: &jute.CreateRequest{Path: in.path, ACL: openACL, Flags: jute.FlagContainer}},
+			{Op: jute.OpCreate, Record: &jute.CreateRequest{Path: in.path + "/x", ACL: openACL}},
+			{Op: jute.OpDelete, Record: &jute.PathVersion{Path: in.path + "/x", Version: -1}},
+		}}
+	case opCreateTTL:
+		req.Op, req.Record = jute.OpCreateTTL, &jute.CreateTTLRequest{Path: in.path, ACL: openACL, Flags: jute.FlagPersistentWithTTL, TTL: 300}
+	case opClose:
+		req.Op = jute.OpCloseSession
+	case opReconfig:
+		req.Op, req.Record = jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: in.data, LeavingServers: in.data2, CurConfigID: -1}
+		req.Auth = []jute.Id{{Scheme: "super", ID: "super"}}
+	}
+	return req
+}
+
+// connect opens a connection to a random member: it creates a session,
+// or moves the one it has there.
+func (c *client) connect() {
+	m := c.s.members[c.s.rng.IntN(len(c.s.members))]
+	if !m.up || !c.s.inConfig[m.id] {
+		return // its connect string names the members
+	}
+	if m.core.LastZxid() < c.maxZxid {
+		// A server refuses a client that has seen a newer zxid.
+		return
+	}
+	c.s.connID++
+	cn := &conn{id: c.s.connID, m: m, cl: c}
+	m.conns[cn.id] = cn
+	c.conn = cn
+	in := kvInput{op: opMove}
+	if c.session == 0 || c.dead {
+		c.session = m.ids.Next()
+		c.passwd = []byte(fmt.Sprintf("pw%d", c.session))
+		c.timeout = int32(c.s.between(300, 900))
+		c.dead = false
+		in = kvInput{op: opConnect}
+	}
+	c.s.logf("c%d connects to m%d (session %x, %c)", c.id, m.id, c.session, in.op)
+	c.sendOn(cn, in)
+}
+
+func (c *client) send(in kvInput) { c.sendOn(c.conn, in) }
+
+func (c *client) sendOn(cn *conn, in kvInput) {
+	c.cxid++
+	c.s.stamp++
+	cl := &call{cl: c, conn: cn, in: in, cxid: c.cxid, start: c.s.stamp, zxid: c.maxZxid}
+	c.calls = append(c.calls, cl)
+	c.s.logf("c%d -> m%d #%d %s", c.id, cn.m.id, cl.cxid, in)
+	m := cn.m
+	cn.toMember(func() {
+		if c.session != 0 {
+			m.touch(c.session)
+		}
+		switch in.op {
+		case opRead, opGetChildren:
+			cn.reply(cl, m.read(cl), m.core.LastZxid())
+			return
+		}
+		c.s.tag++
+		tag := c.s.tag
+		m.pending[tag] = cl
+		if err := m.core.Propose(c.request(in), tag); err != nil {
+			delete(m.pending, tag)
+			cn.close()
+			return
+		}
+		m.process()
+	})
+}
+
+// onReply takes a reply: it must be for the oldest call in flight (FIFO),
+// and its zxid must not be older than one the client saw.
+func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
+	if cn != c.conn {
+		return
+	}
+	if len(c.calls) == 0 || c.calls[0] != cl {
+		c.s.fail("FIFO: c%d got the reply to #%d (%s) before #%d", c.id, cl.cxid, cl.in, c.calls[0].cxid)
+		c.calls = deleteCall(c.calls, cl)
+	} else {
+		c.calls = c.calls[1:]
+	}
+	if zxid < c.maxZxid {
+		c.s.fail("zxid went back: c%d saw %d after %d (#%d %s on m%d)", c.id, zxid, c.maxZxid, cl.cxid, cl.in, cn.m.id)
+	}
+	c.maxZxid = max(c.maxZxid, zxid)
+	c.s.ops++
+	c.s.logf("c%d <- m%d #%d %s = %s @%d", c.id, cn.m.id, cl.cxid, cl.in, out, zxid)
+	c.s.stamp++
+	c.s.record(cl, out, c.s.stamp)
+	if cl.in.op == opRead || cl.in.op == opSyncRead {
+		c.checkNotNewer(cn.m, keyPath(cl.in.key), zxid)
+	}
+	if cl.in.op == opRead && cl.in.watch {
+		path := keyPath(cl.in.key)
+		if _, ok := c.watches[path]; !ok {
+			c.watches[path] = zxid
+		}
+	}
+	switch cl.in.op {
+	case opConnect, opMove:
+		if out.code != jute.OK {
+			c.s.logf("c%d: session %x is gone", c.id, c.session)
+			c.dead = true
+			c.s.sessionEnded(c.session)
+			cn.close()
+		}
+	case opClose:
+		if out.code == jute.OK {
+			c.dead = true
+		}
+	}
+}
+
+// checkNotNewer: a client never sees data newer than a watch event it has
+// not received (DESIGN decision 7): a read of path at zxid must not come
+// while a watch on path is armed that a change up to zxid fired.
+func (c *client) checkNotNewer(m *member, path string, zxid int64) {
+	set, ok := c.watches[path]
+	if !ok {
+		return
+	}
+	for _, t := range m.trigLog {
+		if t.zxid > set && t.zxid <= zxid && t.path == path && t.typ != jute.EventNodeChildrenChanged {
+			c.s.fail("watch: c%d read %s at zxid %d before the event of zxid %d (watch set at %d)", c.id, path, zxid, t.zxid, set)
+			return
+		}
+	}
+}
+
+func deleteCall(calls []*call, cl *call) []*call {
+	for i, x := range calls {
+		if x == cl {
+			return append(calls[:i], calls[i+1:]...)
+		}
+	}
+	return calls
+}
+
+// onEvent takes a watch event: it must match a change on that path, at
+// a zxid after the watch was set.
+func (c *client) onEvent(cn *conn, ev watch.Event) {
+	if cn != c.conn {
+		return
+	}
+	set, ok := c.watches[ev.Path]
+	if !ok {
+		c.s.fail("watch: c%d got %d on %s with no watch armed", c.id, ev.Type, ev.Path)
+		return
+	}
+	delete(c.watches, ev.Path)
+	if ev.Zxid <= set {
+		c.s.fail("watch: c%d got an event of zxid %d for a watch set at %d", c.id, ev.Zxid, set)
+	}
+	if ev.Zxid < c.maxZxid {
+		c.s.fail("watch: c%d got an event of zxid %d after seeing %d", c.id, ev.Zxid, c.maxZxid)
+	}
+	if want := fmt.Sprintf("%d:%s", ev.Type, ev.Path); !containsTrigger(c.s.trig[ev.Zxid], want) {
+		c.s.fail("watch: c%d got %s at zxid %d, which made no such change (%s)", c.id, want, ev.Zxid, c.s.trig[ev.Zxid])
+	}
+	c.maxZxid = max(c.maxZxid, ev.Zxid)
+	c.s.logf("c%d <- m%d event %d %s @%d", c.id, cn.m.id, ev.Type, ev.Path, ev.Zxid)
+}
+
+// onClose fails everything in flight (ConnectionLoss: each may or may
+// not have happened) and reconnects later.
+func (c *client) onClose(cn *conn) {
+	if cn != c.conn {
+		return
+	}
+	c.s.logf("c%d lost its connection to m%d (%d in flight)", c.id, cn.m.id, len(c.calls))
+	for _, cl := range c.calls {
+		c.s.record(cl, kvOutput{unknown: true}, 0)
+	}
+	c.calls = nil
+	c.conn = nil
+	clear(c.watches) // re-registering them (setWatches) is not simulated
+}

@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// injectFault injects one fault at random and schedules the next.
+func (s *Sim) injectFault() {
+	if !s.faulty {
+		return
+	}
+	defer s.after(s.between(50, 500), s.injectFault)
+	s.faults++
+	m := s.members[s.rng.IntN(len(s.members))]
+	if !m.started {
+		return
+	}
+	if !s.opt.NoReconfig && s.chance(0.1) {
+		s.reconfig()
+		return
+	}
+	switch r := s.rng.IntN(100); {
+	case r < 20:
+		torn := s.chance(0.3)
+		m.crash(torn)
+		if !m.rotted && s.chance(0.15) && !s.anyRotted() {
+			s.rot(m)
+		}
+		s.after(s.between(100, 1500), m.restart)
+	case r < 30:
+		d := s.between(50, 1500)
+		m.pause(d)
+	case r < 50:
+		to := s.members[s.rng.IntN(len(s.members))]
+		if to == m {
+			return
+		}
+		both := s.chance(0.5)
+		d := s.between(100, 2000)
+		s.logf("cut m%d -> m%d (both ways %v) for %dms", m.id, to.id, both, d)
+		s.net.cut[m.id][to.id] = true
+		if both {
+			s.net.cut[to.id][m.id] = true
+		}
+		s.after(d, func() {
+			s.net.cut[m.id][to.id] = false
+			if both {
+				s.net.cut[to.id][m.id] = false
+			}
+		})
+	case r < 60:
+		d := s.between(200, 2000)
+		s.logf("m%d isolated for %dms", m.id, d)
+		for i := range s.net.cut {
+			if i != int(m.id) && i > 0 {
+				s.net.cut[m.id][i], s.net.cut[i][m.id] = true, true
+			}
+		}
+		s.after(d, func() {
+			for i := range s.net.cut {
+				s.net.cut[m.id][i], s.net.cut[i][m.id] = false, false
+			}
+		})
+	case r < 72:
+		s.net.drop = s.rng.Float64() * 0.2
+		s.net.dup = s.rng.Float64() * 0.1
+		s.net.maxDelay = s.between(1, 40)
+		s.logf("network: drop %.2f dup %.2f delay <=%dms", s.net.drop, s.net.dup, s.net.maxDelay)
+	case r < 80:
+		j := s.between(-3000, 3000)
+		m.skew += j
+		s.logf("m%d's clock jumps %dms", m.id, j)
+	case r < 88:
+		s.logf("m%d's next fsync fails", m.id)
+		m.syncFail = true
+	case r < 95:
+		d := s.between(100, 1500)
+		s.logf("m%d's disk is full for %dms", m.id, d)
+		m.full = true
+		s.after(d, func() { m.full = false })
+	default:
+		s.logf("network back to normal")
+		s.net.drop, s.net.dup, s.net.maxDelay = 0, 0, 3
+	}
+}
+
+// reconfig adds the spare member (started first, empty, to join), or
+// once it is in, removes a member, through a client's reconfig request.
+func (s *Sim) reconfig() {
+	var c *client
+	for _, cl := range s.clients {
+		if cl.conn != nil && cl.session != 0 && !cl.dead && len(cl.calls) < maxOutstanding && !cl.syncing() {
+			c = cl
+			break
+		}
+	}
+	if c == nil {
+		return
+	}
+	spare := s.members[len(s.members)-1]
+	switch {
+	case !s.inConfig[spare.id] && !s.removed:
+		// Again after NewConfigNoQuorum: the spare had not caught up.
+		if !spare.started {
+			spare.start()
+		}
+		s.logf("reconfig: m%d joins", spare.id)
+		c.send(kvInput{op: opReconfig, data: serverLine(spare.id)})
+	case !s.removed && len(s.inConfig) > s.opt.Members:
+		s.removed = true
+		ids := slices.Sorted(maps.Keys(s.inConfig))
+		leave := ids[s.rng.IntN(len(ids))]
+		s.logf("reconfig: m%d leaves", leave)
+		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(leave)})
+	}
+}
+
+func (s *Sim) anyRotted() bool {
+	for _, m := range s.members {
+		if m.rotted {
+			return true
+		}
+	}
+	return false
+}
+
+// rot flips a bit in one of a crashed member's snapshot files or log
+// segments: it must then refuse to start, or start from what is sound
+// (an older snapshot and the log); it must never serve a state that lacks
+// acknowledged writes. The last segment is spared: damage at its end
+// cannot be told from a torn write, which recovery rightly cuts off, and
+// raft does not survive a voter that forgets what it acknowledged.
+func (s *Sim) rot(m *member) {
+	var targets, segs []string
+	for _, f := range m.disk.Files() {
+		switch {
+		case strings.HasPrefix(f, "snap/") && !strings.HasSuffix(f, ".tmp"):
+			targets = append(targets, f)
+		case strings.HasPrefix(f, "log/") && strings.HasSuffix(f, ".wal"):
+			segs = append(segs, f)
+		}
+	}
+	if len(segs) > 1 {
+		targets = append(targets, segs[:len(segs)-1]...)
+	}
+	if len(targets) == 0 {
+		return
+	}
+	f := targets[s.rng.IntN(len(targets))]
+	st, err := m.disk.Stat(f)
+	if err != nil || st.Size() == 0 {
+		return
+	}
+	off := s.rng.IntN(int(st.Size()))
+	s.logf("bit rot in m%d's %s at %d", m.id, f, off)
+	_ = m.disk.Corrupt(f, off, 1<<s.rng.IntN(8))
+	m.rotted = true
+}

@@ -1,0 +1,513 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/zoohq/zoo/internal/jute"
+	members "github.com/zoohq/zoo/internal/member"
+	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/vfs"
+	"github.com/zoohq/zoo/internal/vfs/errorfs"
+	"github.com/zoohq/zoo/internal/watch"
+)
+
+var errLinkDown = errors.New("sim: link down")
+
+// member is one Zoo server: the replica core over a simulated disk, and
+// the server layer the simulator needs in place of internal/server.
+type member struct {
+	s  *Sim
+	id uint64
+
+	disk     *vfs.MemFS // what survives a crash is its CrashClone
+	syncFail bool       // the next fsync fails
+	full     bool       // the disk is full: writes fail with ENOSPC
+	rotted   bool       // bit rot was put on this disk
+	spare    bool       // not in the first membership: it joins by reconfig
+	started  bool       // it was started once
+	injected int        // disk errors injected so far
+
+	up          bool
+	pausedUntil int64
+	skew        int64 // its wall clock's offset from simulated time, ms
+	gen         int   // incarnation, so a dead one's timers stop
+
+	core    *replica.Replica
+	state   *txn.State
+	tracker *session.Tracker
+	ids     *session.IDGen
+	leading bool
+	active  map[int64]bool // sessions heard from since the last report
+	watches *watch.Registry
+	conns   map[uint64]*conn // by id (the watcher id)
+	pending map[uint64]*call // by tag
+	bySess  map[int64]*conn  // the connection each session is on
+	trigLog []appliedTrigger // this incarnation's applied triggers, for the watch check
+	held    []func()         // what arrived while paused, in order
+}
+
+// pause stops the member for d ms: nothing it receives is handled until
+// then, in the order it came.
+func (m *member) pause(d int64) {
+	m.s.logf("m%d pauses for %dms", m.id, d)
+	if !m.paused() {
+		m.s.after(d, m.wake)
+	}
+	m.pausedUntil = max(m.pausedUntil, m.s.now+d)
+}
+
+func (m *member) wake() {
+	if m.paused() {
+		m.s.after(m.pausedUntil-m.s.now, m.wake)
+		return
+	}
+	held := m.held
+	m.held = nil
+	for _, f := range held {
+		f()
+	}
+}
+
+// hold keeps f for when the member wakes up.
+func (m *member) hold(f func()) { m.held = append(m.held, f) }
+
+type appliedTrigger struct {
+	zxid int64
+	path string
+	typ  int32
+}
+
+func newMember(s *Sim, id uint64) *member {
+	return &member{s: s, id: id, disk: vfs.NewMem()}
+}
+
+func (m *member) now() int64 { return epochMs + m.s.now + m.skew }
+
+func (m *member) paused() bool { return m.s.now < m.pausedUntil }
+
+// inject is the member's disk fault injector.
+func (m *member) inject(op errorfs.Op) error {
+	switch {
+	case m.syncFail && op.Kind == errorfs.OpFileSync:
+		m.syncFail = false
+		m.injected++
+		return errors.New("sim: injected fsync error")
+	case m.full && (op.Kind == errorfs.OpFileWrite || op.Kind == errorfs.OpFilePreallocate || op.Kind == errorfs.OpCreate):
+		m.injected++
+		return syscall.ENOSPC
+	}
+	return nil
+}
+
+// start boots the member from its disk. A disk the replica will not start
+// from (bit rot it detected, a full disk) keeps it down; it tries again
+// later unless the refusal is for good.
+func (m *member) start() {
+	m.gen++
+	m.started = true
+	injected := m.injected
+	m.state = txn.NewState(tree.New())
+	prep := txn.NewPrepper(m.state, txn.PrepConfig{ExtendedTypes: true, ReconfigEnabled: true})
+	voters := make([]uint64, m.s.opt.Members)
+	for i := range voters {
+		voters[i] = uint64(i + 1)
+	}
+	if _, err := m.state.Tree.SetData(tree.ConfigPath, []byte(membership(voters)), -1, 0, 0); err != nil {
+		m.s.fail("m%d: writing %s: %v", m.id, tree.ConfigPath, err)
+		return
+	}
+	m.watches = new(watch.Registry)
+	m.conns = make(map[uint64]*conn)
+	m.pending = make(map[uint64]*call)
+	m.bySess = make(map[int64]*conn)
+	m.active = make(map[int64]bool)
+	m.trigLog = nil
+	m.leading = false
+	now := m.now()
+	m.tracker = session.New(tickMs*10, now)
+	m.ids = session.NewIDGen(int64(m.id), now+int64(m.gen))
+	core, err := replica.NewCore(replica.Config{
+		ID:              m.id,
+		Logger:          slog.New(slog.DiscardHandler),
+		ElectionTicks:   10,
+		Now:             m.now,
+		Clock:           m.s.clock,
+		State:           m.state,
+		Prep:            prep,
+		OnApply:         m.onApply,
+		FS:              errorfs.Wrap(m.disk, errorfs.InjectorFunc(m.inject)),
+		Dir:             "log",
+		SnapDir:         "snap",
+		SnapCount:       40,
+		SegmentSize:     16 << 10,
+		TrailingEntries: 30,
+		Rand:            func(n int) int { return m.s.rng.IntN(n) },
+		Voters:          voters,
+		Transport:       link{s: m.s, from: m.id},
+		OnActivity:      m.onActivity,
+		RequestTicks:    100,
+		Join:            m.spare,
+	})
+	if err == nil {
+		err = core.Start()
+	}
+	if err != nil {
+		m.s.logf("m%d refuses to start: %v", m.id, err)
+		if !m.rotted && m.injected == injected {
+			m.s.fail("m%d cannot restart from its own disk (no bit rot, no disk error): %v", m.id, err)
+		}
+		if core != nil {
+			core.Close()
+		}
+		if !m.rotted {
+			m.s.after(500, m.restart)
+		}
+		return
+	}
+	m.core = core
+	prep.SetReconfig(core)
+	m.up = true
+	for id, info := range m.state.Sessions {
+		m.tracker.Add(id, info.TimeoutMs, now)
+	}
+	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
+	m.process()
+	gen := m.gen
+	m.s.after(tickMs, func() { m.tick(gen) })
+}
+
+func (m *member) restart() {
+	if m.up {
+		return
+	}
+	m.start()
+}
+
+// crash kills the member: what its disk had not synced is lost (or, with
+// torn, partly kept), and every client connection breaks.
+func (m *member) crash(torn bool) {
+	if !m.up {
+		return
+	}
+	m.s.logf("m%d crashes (torn=%v)", m.id, torn)
+	m.up = false
+	m.core = nil
+	m.pausedUntil, m.held = 0, nil
+	if torn {
+		m.disk = m.disk.CrashCloneTorn(func(string, int) int { return m.s.rng.IntN(64) })
+	} else {
+		m.disk = m.disk.CrashClone()
+	}
+	m.dropConns()
+}
+
+// dropConns breaks every client connection to the member.
+func (m *member) dropConns() {
+	ids := slices.Sorted(maps.Keys(m.conns))
+	for _, id := range ids {
+		m.conns[id].close()
+	}
+	clear(m.pending)
+}
+
+// process lets the core do what is ready; a failed log write kills the
+// member, as it stops a real server.
+func (m *member) process() {
+	if !m.up {
+		return
+	}
+	if err := m.core.Process(); err != nil {
+		m.s.logf("m%d fails: %v", m.id, err)
+		m.crash(false)
+		m.s.after(m.s.between(200, 800), m.restart)
+	}
+}
+
+func (m *member) tick(gen int) {
+	if !m.up || gen != m.gen {
+		return
+	}
+	m.s.after(tickMs, func() { m.tick(gen) })
+	if m.paused() {
+		return
+	}
+	m.core.Tick()
+	if m.core.Ticks()%5 == 0 {
+		m.housekeeping()
+	}
+	m.process()
+}
+
+// deliver steps a message from another member; a paused member gets it
+// when it wakes up.
+func (m *member) deliver(from uint64, kind uint8, data []byte) {
+	if !m.up {
+		return
+	}
+	if m.paused() {
+		gen := m.gen
+		m.hold(func() {
+			if gen == m.gen {
+				m.deliver(from, kind, data)
+			}
+		})
+		return
+	}
+	m.core.Step(from, kind, data)
+	m.process()
+}
+
+func (m *member) deliverSnapshot(from uint64, header, body []byte) {
+	if !m.up || m.paused() {
+		return // the leader sends it again
+	}
+	if err := m.core.StepSnapshot(from, header, bytes.NewReader(body)); err != nil {
+		m.s.logf("m%d refuses a snapshot from m%d: %v", m.id, from, err)
+	}
+	m.process()
+}
+
+// housekeeping is internal/server's expiry loop: the leader expires
+// sessions and removes empty containers and expired TTL nodes; the
+// others report the sessions they heard from.
+func (m *member) housekeeping() {
+	if !m.core.IsLeader() {
+		m.leading = false
+		ids := slices.Sorted(maps.Keys(m.active))
+		clear(m.active)
+		m.core.ReportActivity(ids)
+		return
+	}
+	now := m.now()
+	if !m.leading {
+		m.leading = true
+		m.tracker = session.New(tickMs*10, now)
+		for _, id := range slices.Sorted(maps.Keys(m.state.Sessions)) {
+			m.tracker.Add(id, m.state.Sessions[id].TimeoutMs, now)
+		}
+	}
+	for _, id := range m.tracker.Expired(now) {
+		m.tracker.SetClosing(id)
+		m.s.logf("m%d expires session %x", m.id, id)
+		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
+	}
+	if m.core.Ticks()%20 == 0 {
+		paths := append(m.state.Tree.ContainersToDelete(), m.state.Tree.ExpiredTTL(now)...)
+		slices.Sort(paths) // the tree lists them in map order
+		for _, p := range paths {
+			_ = m.core.Propose(txn.Request{Op: jute.OpDeleteContainer, Record: &jute.PathRequest{Path: p}}, 0)
+		}
+	}
+}
+
+func (m *member) onActivity(ids []int64) {
+	now := m.now()
+	for _, id := range ids {
+		m.tracker.Touch(id, now)
+	}
+}
+
+// touch records a session's traffic here.
+func (m *member) touch(sid int64) {
+	m.active[sid] = true
+	m.tracker.Touch(sid, m.now())
+}
+
+// onApply is internal/server's onApply for the simulator.
+func (m *member) onApply(ev replica.Event) {
+	switch ev.Kind {
+	case replica.Applied:
+		m.s.applied(m, ev)
+		for _, t := range ev.Result.Triggers {
+			m.trigLog = append(m.trigLog, appliedTrigger{ev.Zxid, t.Path, t.Type})
+			for _, d := range m.watches.Trigger(t.Path, t.Type, ev.Zxid) {
+				if c := m.conns[uint64(d.Watcher)]; c != nil {
+					c.toClient(func() { c.cl.onEvent(c, d.Event) })
+				}
+			}
+		}
+		if c := m.take(ev.Tag); c != nil {
+			m.complete(c, ev)
+		}
+		m.sessionChanged(ev)
+		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
+			m.reconfigured(ev)
+		}
+	case replica.Synced:
+		if c := m.take(ev.Tag); c != nil {
+			c.conn.reply(c, m.read(c), ev.Zxid)
+		}
+	case replica.Dropped:
+		if c := m.take(ev.Tag); c != nil {
+			m.s.logf("m%d drops %s of c%d", m.id, c.in, c.cl.id)
+			c.conn.close() // the client sees ConnectionLoss
+		}
+	case replica.Restored:
+		m.s.logf("m%d installed a snapshot at %d", m.id, ev.Zxid)
+		m.s.restored(m, ev.Zxid)
+		m.trigLog = nil
+		m.dropConns()
+	}
+}
+
+// reconfigured follows a membership change: the simulator's view of the
+// membership, and a member that left closes its connections after what is
+// queued for them (the reconfig's reply among it).
+func (m *member) reconfigured(ev replica.Event) {
+	mb, err := members.Parse(string(ev.Result.Data))
+	if err != nil {
+		m.s.fail("m%d applied a reconfig it cannot parse: %v", m.id, err)
+		return
+	}
+	in := make(map[uint64]bool)
+	for _, sv := range mb.Servers {
+		in[uint64(sv.ID)] = true
+	}
+	if ev.Zxid > m.s.configZxid {
+		m.s.configZxid = ev.Zxid
+		m.s.inConfig = in
+		m.s.logf("membership now %v", slices.Sorted(maps.Keys(in)))
+	}
+	if !in[m.id] {
+		for _, id := range slices.Sorted(maps.Keys(m.conns)) {
+			m.conns[id].finish()
+		}
+	}
+}
+
+// membership is /zookeeper/config's text for these participants.
+func membership(ids []uint64) string {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s\n", serverLine(id))
+	}
+	b.WriteString("version=0")
+	return b.String()
+}
+
+func serverLine(id uint64) string {
+	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", id, 2000+id, 3000+id, 4000+id)
+}
+
+func (m *member) take(tag uint64) *call {
+	if tag == 0 {
+		return nil
+	}
+	c := m.pending[tag]
+	delete(m.pending, tag)
+	if c != nil && c.conn.closed {
+		return nil
+	}
+	return c
+}
+
+func (m *member) sessionChanged(ev replica.Event) {
+	t := ev.Txn
+	switch t.Type {
+	case jute.OpCreateSession:
+		if ev.Result.Err == jute.OK {
+			m.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, m.now())
+		}
+	case txn.OpSetOwner:
+		if ev.Result.Err == jute.OK && t.Body.(*txn.SetOwnerTxn).Owner != int64(m.id) {
+			if c := m.bySess[t.SessionID]; c != nil {
+				c.close()
+			}
+		}
+	case jute.OpCloseSession:
+		m.tracker.Remove(t.SessionID)
+		if c := m.bySess[t.SessionID]; c != nil {
+			c.finish()
+		}
+	}
+}
+
+// complete answers a write whose txn was applied.
+func (m *member) complete(c *call, ev replica.Event) {
+	res := ev.Result
+	out := kvOutput{code: res.Err}
+	switch c.in.op {
+	case opConnect, opMove:
+		if res.Err == jute.OK {
+			m.bySess[c.cl.session] = c.conn
+			c.conn.session = c.cl.session
+			m.touch(c.cl.session)
+		}
+	case opSet:
+		out.version = res.Stat.Version
+	case opMulti:
+		if res.Err == jute.OK || len(res.Multi) > 0 {
+			out.code = jute.OK
+			for _, r := range res.Multi {
+				if r.Err != jute.OK {
+					out.code = r.Err
+					break
+				}
+			}
+		}
+	case opCreateSeq:
+		out.data = res.Path
+	}
+	c.conn.reply(c, out, ev.Zxid)
+}
+
+// read answers a read from the local state.
+func (m *member) read(c *call) kvOutput {
+	p := keyPath(c.in.key)
+	if c.in.op == opGetChildren {
+		kids, _, err := m.state.Tree.Children(c.in.path)
+		return kvOutput{code: codeOf(err), data: fmt.Sprint(len(kids))}
+	}
+	data, st, err := m.state.Tree.Get(p)
+	if err != nil {
+		if c.in.watch {
+			m.watches.Add(watch.Watcher(c.conn.id), p, watch.ModeData)
+		}
+		return kvOutput{code: codeOf(err)}
+	}
+	if c.in.watch {
+		m.watches.Add(watch.Watcher(c.conn.id), p, watch.ModeData)
+	}
+	return kvOutput{code: jute.OK, exists: true, data: string(data), version: st.Version}
+}
+
+func codeOf(err error) jute.Code {
+	var code jute.Code
+	switch {
+	case err == nil:
+		return jute.OK
+	case errors.As(err, &code):
+		return code
+	}
+	return jute.SystemError
+}
+
+// stateDigest is the member's state as one number: the tree's digest and
+// its sessions.
+func stateDigest(st *txn.State) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v int64) {
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	put(st.Tree.ApacheDigest())
+	put(int64(st.Tree.NodeCount()))
+	for _, id := range slices.Sorted(maps.Keys(st.Sessions)) {
+		put(id)
+	}
+	return h.Sum64()
+}
