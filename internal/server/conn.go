@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -36,7 +35,7 @@ type conn struct {
 	id  uint64
 	nc  net.Conn // the socket
 	ip  netip.Addr
-	br  *bufio.Reader
+	br  *connReader
 	buf []byte // frame buffer, reused: decoded records never alias it
 	out *outq
 
@@ -65,7 +64,6 @@ type conn struct {
 	deferred []deferredRead
 
 	done      chan struct{}
-	wdone     chan struct{} // closed when the writer goroutine returns
 	closeOnce sync.Once
 	lingering atomic.Bool // the reader closes the socket after a lingering read
 	st        connStats
@@ -73,16 +71,15 @@ type conn struct {
 
 func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	c := &conn{
-		srv:   s,
-		id:    id,
-		nc:    nc,
-		wire:  nc,
-		ip:    ip,
-		br:    bufio.NewReaderSize(nc, 64<<10),
-		out:   newOutq(s.cfg.MaxOutbound, &s.outbound),
-		done:  make(chan struct{}),
-		wdone: make(chan struct{}),
+		srv:  s,
+		id:   id,
+		nc:   nc,
+		wire: nc,
+		ip:   ip,
+		br:   newConnReader(nc),
+		done: make(chan struct{}),
 	}
+	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.goroutine(c.write) })
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
 	c.st.lastZxid.Store(-1)
@@ -124,6 +121,7 @@ func (c *conn) send(frame []byte) {
 
 func (c *conn) serve() {
 	defer c.close()
+	defer func() { c.br.drop() }() // c.br is replaced by TLS
 	if c.sec != nil {
 		if err := c.startTLS(); err != nil {
 			level := slog.LevelWarn
@@ -134,15 +132,6 @@ func (c *conn) serve() {
 			return
 		}
 	}
-	c.srv.goroutine(func() {
-		defer close(c.wdone)
-		if err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
-			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
-		}
-		if !c.lingering.Load() {
-			c.close()
-		}
-	})
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
 	for err == nil {
 		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
@@ -162,7 +151,7 @@ func (c *conn) serve() {
 		// Python) ends the read at once: the reply must still be
 		// written before the deferred close discards it.
 		_, _ = io.Copy(io.Discard, c.br)
-		<-c.wdone
+		<-c.done
 	case errors.Is(err, errHandshakeTimeout):
 		c.srv.log.Info("closing client connection: no handshake in time", "remote", c.nc.RemoteAddr(),
 			"timeout", c.srv.cfg.HandshakeTimeout)
@@ -174,6 +163,22 @@ func (c *conn) serve() {
 	default:
 		c.srv.log.Info("closing client connection", "remote", c.nc.RemoteAddr(),
 			"session", sessionHex(c.sessionID()), "err", err)
+	}
+}
+
+// write drains the outbound queue; c.out starts it when a frame is queued
+// and no writer runs. It closes the connection once a write fails or the
+// last frame is written, unless the reader lingers over the socket.
+func (c *conn) write() {
+	err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout)
+	if errors.Is(err, errWriterIdle) {
+		return
+	}
+	if err != nil && !isClosedErr(err) {
+		c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
+	}
+	if !c.lingering.Load() {
+		c.close()
 	}
 }
 
@@ -203,9 +208,18 @@ func isClosedErr(err error) bool {
 		errors.Is(err, io.EOF)
 }
 
+// maxKeptFrame is the largest frame buffer a connection keeps between
+// frames.
+const maxKeptFrame = 4 << 10
+
 func (c *conn) readFrame() ([]byte, error) {
 	frame, err := jute.ReadFrame(c.br, c.buf, c.srv.cfg.MaxFrame)
 	c.buf = frame
+	if cap(frame) > maxKeptFrame {
+		// A large frame's buffer is not kept for an idle connection: the
+		// next frame gets its own (decoded records never alias it).
+		c.buf = nil
+	}
 	if err == nil {
 		c.st.received.Add(1)
 		c.srv.stats.received.Add(1)
