@@ -100,6 +100,13 @@ func (c *thinClient) closeSession() error {
 // openMany opens n sessions, a few at a time.
 func openMany(t testing.TB, addr string, n int, timeoutMs int32) []*thinClient {
 	t.Helper()
+	return openSessions(t, addr, n, timeoutMs, false)
+}
+
+// openSessions opens n sessions, a few at a time; with drop, each client
+// closes its socket once its session is open (a client that died).
+func openSessions(t testing.TB, addr string, n int, timeoutMs int32, drop bool) []*thinClient {
+	t.Helper()
 	out := make([]*thinClient, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
@@ -114,6 +121,9 @@ func openMany(t testing.TB, addr string, n int, timeoutMs int32) []*thinClient {
 					default:
 					}
 					continue
+				}
+				if drop {
+					c.nc.Close()
 				}
 				out[i] = c
 			}
