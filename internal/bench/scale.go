@@ -61,7 +61,7 @@ func (r ScaleRecord) num(key string) (float64, bool) {
 
 // opNames are the names scale.sh's ops go by in a chart.
 var opNames = map[string]string{
-	"get": "getData", "set": "setData", "cd": "create+delete",
+	"get": "getData", "get-sessions": "getData", "set": "setData", "cd": "create+delete",
 	"set-unwatched": "setData", "set-watched": "setData firing a watch",
 }
 
