@@ -261,3 +261,34 @@ func TestSessionMemoryIdle(t *testing.T) {
 		t.Errorf("after the sessions closed the server holds %d bytes more than before them, want at most %d (20%%)", held, limit)
 	}
 }
+
+func TestMemReleaseOncePerWave(t *testing.T) {
+	var m memRelease
+	now := time.Unix(1000, 0)
+	steps := []struct {
+		conns int
+		after time.Duration
+		want  bool
+	}{
+		{100, 0, false},             // few connections
+		{10000, time.Second, false}, // a wave arrives
+		{9000, time.Second, false},  // some leave: not half
+		{4000, time.Second, false},  // most of the wave left, and more are leaving
+		{3000, time.Second, false},
+		{3000, time.Second, true},  // the wave is over
+		{2500, time.Second, false}, // released already; the peak restarts at 3000
+		{100, time.Second, false},  // falling
+		{100, time.Second, false},  // within releaseEvery of the last
+		{100, releaseEvery, true},  // and now it is due
+		{100, releaseEvery, false}, // nothing new left
+		{900, releaseEvery, false}, // small churn never releases
+		{50, releaseEvery, false},
+		{50, releaseEvery, false},
+	}
+	for i, s := range steps {
+		now = now.Add(s.after)
+		if got := m.due(s.conns, now); got != s.want {
+			t.Fatalf("step %d (%d connections): due = %v, want %v", i, s.conns, got, s.want)
+		}
+	}
+}
