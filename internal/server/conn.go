@@ -120,29 +120,98 @@ func (c *conn) send(frame []byte) {
 }
 
 func (c *conn) serve() {
-	defer c.close()
-	defer func() { c.br.drop() }() // c.br is replaced by TLS
 	if c.sec != nil {
 		if err := c.startTLS(); err != nil {
-			level := slog.LevelWarn
-			if errors.Is(err, io.EOF) {
-				level = slog.LevelDebug // a port probe: connected and closed
-			}
-			c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+			c.tlsFailed(err)
+			c.br.drop()
+			c.close()
 			return
 		}
 	}
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
-	for err == nil {
+	if err == nil {
+		err = c.readLoop()
+	}
+	c.finishReading(err)
+}
+
+// finishReading ends the connection's reader with the error that stopped
+// it, unless it handed the socket to a fresh reader.
+func (c *conn) finishReading(err error) {
+	if errors.Is(err, errIdleHandoff) {
+		c.srv.goroutine(c.resume)
+		return
+	}
+	defer c.close()
+	defer c.br.drop()
+	c.ended(err)
+}
+
+// resume is a fresh reader for a connection whose client went quiet.
+func (c *conn) resume() { c.finishReading(c.readLoop()) }
+
+// An idle connection's reader waits on a fresh goroutine. Handling
+// requests grows a reader's stack to 4 KiB or more, and the runtime never
+// shrinks a parked goroutine's stack below that; a new goroutine starts
+// with 2 KiB, and parked on the socket it needs under 1 KiB of it. So
+// after idleHandoff without a byte, the reader hands the socket to a new
+// one and returns (issue 17: 2 KiB of the cost of each idle session).
+// Plaintext only: a TLS reader's state is left alone.
+const idleHandoff = time.Second
+
+// errIdleHandoff stops readLoop so that a fresh goroutine reads on.
+var errIdleHandoff = errors.New("server: idle reader handed off")
+
+// readLoop reads and handles requests until one ends the connection, or
+// the client goes quiet (errIdleHandoff). It is kept apart from serve's
+// logging so that a parked reader's stack stays shallow.
+func (c *conn) readLoop() error {
+	for {
 		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
-			err = net.ErrClosed
-			break
+			return net.ErrClosed
 		}
-		var frame []byte
-		if frame, err = c.readFrame(); err == nil {
+		if c.br.buffered() == 0 && c.wire == c.nc {
+			if err := c.awaitData(); err != nil {
+				return err
+			}
+		}
+		frame, err := c.readFrame()
+		if err == nil {
 			err = c.handle(frame)
 		}
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// awaitData waits up to idleHandoff for the client to send something.
+func (c *conn) awaitData() error {
+	_ = c.nc.SetReadDeadline(time.Now().Add(idleHandoff))
+	err := c.br.fill()
+	_ = c.nc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		select {
+		case <-c.done:
+			return net.ErrClosed
+		default:
+			return errIdleHandoff
+		}
+	}
+	return err
+}
+
+func (c *conn) tlsFailed(err error) {
+	level := slog.LevelWarn
+	if errors.Is(err, io.EOF) {
+		level = slog.LevelDebug // a port probe: connected and closed
+	}
+	c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+}
+
+// ended finishes a connection whose reader stopped with err.
+func (c *conn) ended(err error) {
 	switch {
 	case errors.Is(err, errFinishing):
 		// Wait for the writer to flush and close; it bounds the wait with
@@ -213,12 +282,15 @@ func isClosedErr(err error) bool {
 const maxKeptFrame = 4 << 10
 
 func (c *conn) readFrame() ([]byte, error) {
-	frame, err := jute.ReadFrame(c.br, c.buf, c.srv.cfg.MaxFrame)
-	c.buf = frame
-	if cap(frame) > maxKeptFrame {
+	frame, inPlace, err := c.br.next(c.buf, c.srv.cfg.MaxFrame)
+	switch {
+	case inPlace: // the frame buffer stays as it was
+	case cap(frame) > maxKeptFrame:
 		// A large frame's buffer is not kept for an idle connection: the
 		// next frame gets its own (decoded records never alias it).
 		c.buf = nil
+	default:
+		c.buf = frame
 	}
 	if err == nil {
 		c.st.received.Add(1)
@@ -466,8 +538,10 @@ type deferredRead struct {
 func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
 	return func(st *txn.State, zxid int64) {
 		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
-		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
+		// Counted before the reply is queued: a client that asks mntr
+		// after the reply sees its read.
 		c.srv.metrics.readLatency.Observe(sinceMs(rd.start))
+		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
 	}
 }
 

@@ -220,24 +220,31 @@ func TestSessionMemoryIdle(t *testing.T) {
 		t.Skip("opens thousands of sockets")
 	}
 	const (
-		n          = 3000
-		perSession = 8 << 10 // issue 17's target, client side included
+		n = 3000
+		// Issue 17's target is 8 KB of RSS per idle session; the live heap
+		// and stacks measured here (client side included) must leave the
+		// collector's headroom within it.
+		perSession = 5 << 10
 	)
 	dir := t.TempDir()
+	// The clients never ping: a timeout longer than opening thousands of
+	// sessions takes on a loaded machine under -race.
+	const timeoutMs = 600000
 	ts := startServer(t, func(c *Config) {
 		c.MaxClientCnxns = 0
+		c.MaxSessionTimeout = timeoutMs
 		// A data directory and frequent snapshots keep the log's share
 		// of memory (two txns a session) bounded, so that what is
 		// measured after the sessions close is what they left behind.
 		c.DataDir, c.SnapCount, c.CommitLogCount = dir, 1000, 100
 	})
 	start := liveBytes()
-	closeMany(t, openMany(t, ts.addr, n, 30000))
+	closeMany(t, openMany(t, ts.addr, n, timeoutMs))
 	ts.waitSessions(t, 0, 0)
 	before := liveBytes()
 	t.Logf("live heap+stacks: %d KiB at start, %d KiB after a first wave of %d sessions", start>>10, before>>10, n)
 
-	cs := openMany(t, ts.addr, n, 30000)
+	cs := openMany(t, ts.addr, n, timeoutMs)
 	ts.waitSessions(t, n, n)
 	// Some sessions are used once more, as an idle client's pings do.
 	for _, c := range cs[:100] {
@@ -245,12 +252,20 @@ func TestSessionMemoryIdle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open := liveBytes()
-	per := (int64(open) - int64(before)) / n
-	t.Logf("%d KiB with %d idle sessions: %d B per session", open>>10, n, per)
-	if per > perSession && !raceEnabled {
-		t.Errorf("an idle session costs %d bytes, want at most %d", per, perSession)
+	// Readers of idle connections move to fresh goroutines with small
+	// stacks after idleHandoff: poll until the cost is within the bound.
+	var open uint64
+	var per int64
+	measure := func() error {
+		open = liveBytes()
+		per = (int64(open) - int64(before)) / n
+		if per > perSession && !raceEnabled {
+			return fmt.Errorf("an idle session costs %d bytes, want at most %d", per, perSession)
+		}
+		return nil
 	}
+	waitFor(t, idleHandoff+10*time.Second, measure)
+	t.Logf("%d KiB with %d idle sessions: %d B per session", open>>10, n, per)
 
 	closeMany(t, cs)
 	ts.waitSessions(t, 0, 0)
