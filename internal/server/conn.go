@@ -135,45 +135,20 @@ func (c *conn) serve() {
 	c.finishReading(err)
 }
 
-// finishReading ends the connection's reader with the error that stopped
-// it, unless it handed the socket to a fresh reader.
+// finishReading ends the connection after its reader stopped with err.
 func (c *conn) finishReading(err error) {
-	if errors.Is(err, errIdleHandoff) {
-		c.srv.goroutine(c.resume)
-		return
-	}
 	defer c.close()
 	defer c.br.drop()
 	c.ended(err)
 }
 
-// resume is a fresh reader for a connection whose client went quiet.
-func (c *conn) resume() { c.finishReading(c.readLoop()) }
-
-// An idle connection's reader waits on a fresh goroutine. Handling
-// requests grows a reader's stack to 4 KiB or more, and the runtime never
-// shrinks a parked goroutine's stack below that; a new goroutine starts
-// with 2 KiB, and parked on the socket it needs under 1 KiB of it. So
-// after idleHandoff without a byte, the reader hands the socket to a new
-// one and returns (issue 17: 2 KiB of the cost of each idle session).
-// Plaintext only: a TLS reader's state is left alone.
-const idleHandoff = time.Second
-
-// errIdleHandoff stops readLoop so that a fresh goroutine reads on.
-var errIdleHandoff = errors.New("server: idle reader handed off")
-
-// readLoop reads and handles requests until one ends the connection, or
-// the client goes quiet (errIdleHandoff). It is kept apart from serve's
-// logging so that a parked reader's stack stays shallow.
+// readLoop reads and handles requests until one ends the connection. It
+// is kept apart from serve's logging so that a reader parked on an idle
+// socket has a shallow stack.
 func (c *conn) readLoop() error {
 	for {
 		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
 			return net.ErrClosed
-		}
-		if c.br.buffered() == 0 && c.wire == c.nc {
-			if err := c.awaitData(); err != nil {
-				return err
-			}
 		}
 		frame, err := c.readFrame()
 		if err == nil {
@@ -183,23 +158,6 @@ func (c *conn) readLoop() error {
 			return err
 		}
 	}
-}
-
-// awaitData waits up to idleHandoff for the client to send something.
-func (c *conn) awaitData() error {
-	_ = c.nc.SetReadDeadline(time.Now().Add(idleHandoff))
-	err := c.br.fill()
-	_ = c.nc.SetReadDeadline(time.Time{})
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		select {
-		case <-c.done:
-			return net.ErrClosed
-		default:
-			return errIdleHandoff
-		}
-	}
-	return err
 }
 
 func (c *conn) tlsFailed(err error) {
