@@ -28,6 +28,7 @@ compatible servers, one session per client spread round-robin over -servers:
   create-delete  Table 2: per worker, sync create then async delete, -count times
   barrier        Table 3: -clients enter -barriers double barriers, then leave them
   fill           create -znodes znodes of -size bytes, pipelined
+  plot           redraw plots from -json reports or shared/bench/scale.sh output
 
 common flags: -servers h:p,... -server-pids PID,... (server CPU per op from
 /proc) -json FILE -svg FILE -root ZNODE -session-timeout D -quiet -bufread
@@ -88,6 +89,9 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) == 0 || args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
 		fmt.Fprint(stderr, benchUsage)
 		return errors.New("no workload given")
+	}
+	if args[0] == "plot" {
+		return benchPlot(args[1:], stdout, stderr)
 	}
 	var bf benchFlags
 	fs := flag.NewFlagSet("zoo bench "+args[0], flag.ContinueOnError)

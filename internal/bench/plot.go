@@ -21,6 +21,10 @@ type XY struct{ X, Y float64 }
 type Series struct {
 	Name   string
 	Points []XY
+	// Series with the same non-empty Group share a colour (one
+	// operation on two servers); Dashed tells them apart.
+	Group  string
+	Dashed bool
 }
 
 // Chart is one panel: a line chart with linear y and linear or log10 x.
@@ -28,6 +32,7 @@ type Chart struct {
 	Title, XLabel, YLabel string
 	LogX                  bool
 	YMax                  float64 // 0: from the data
+	Marks                 bool    // mark every measured point
 	Series                []Series
 }
 
@@ -192,16 +197,24 @@ func niceStep(span float64) float64 {
 	return 10 * p
 }
 
+// maxTicks bounds the ticks of an axis: data of extreme magnitude (a
+// step lost in rounding) must not make the loop run forever.
+const maxTicks = 64
+
 func ticks(a axis) []float64 {
 	var t []float64
 	if a.log {
-		for v := a.lo; v <= a.hi*1.0001; v *= 10 {
+		for v := a.lo; v <= a.hi*1.0001 && len(t) < maxTicks; v *= 10 {
 			t = append(t, v)
 		}
 		return t
 	}
 	step := niceStep(a.hi - a.lo)
-	for v := a.lo; v <= a.hi+step/1e6; v += step {
+	for i := 0; len(t) < maxTicks; i++ {
+		v := a.lo + float64(i)*step
+		if v > a.hi+step/1e6 {
+			break
+		}
 		t = append(t, v)
 	}
 	return t
@@ -235,9 +248,20 @@ func (c *Chart) render(b *bytes.Buffer) {
 	fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="%s"/>`+"\n", marginL, marginT, plotW, plotH, axisColour)
 	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", marginL+plotW/2, panelH-12, html.EscapeString(c.XLabel))
 	fmt.Fprintf(b, `<text transform="translate(18,%g) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+plotH/2, html.EscapeString(c.YLabel))
+	colours := map[string]string{}
 	for i, s := range c.Series {
-		col := palette[i%len(palette)]
-		b.WriteString(`<polyline fill="none" stroke-width="2" stroke="` + col + `" points="`)
+		col := palette[len(colours)%len(palette)]
+		if s.Group != "" {
+			if c, ok := colours[s.Group]; ok {
+				col = c
+			}
+		}
+		colours[cmp.Or(s.Group, strconv.Itoa(-i-1))] = col
+		dash := ""
+		if s.Dashed {
+			dash = ` stroke-dasharray="6,4"`
+		}
+		b.WriteString(`<polyline fill="none" stroke-width="2" stroke="` + col + `"` + dash + ` points="`)
 		for j, p := range s.Points {
 			if j > 0 {
 				b.WriteByte(' ')
@@ -245,13 +269,13 @@ func (c *Chart) render(b *bytes.Buffer) {
 			fmt.Fprintf(b, "%.1f,%.1f", px(p.X), py(p.Y))
 		}
 		b.WriteString("\"/>\n")
-		if len(s.Points) == 1 || !c.LogX { // mark measured points of sparse series
+		if c.Marks || len(s.Points) == 1 || !c.LogX { // mark measured points of sparse series
 			for _, p := range s.Points {
 				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(p.X), py(p.Y), col)
 			}
 		}
 		ly := marginT + 10 + float64(i)*18
-		fmt.Fprintf(b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="3"/>`+"\n", legendX, ly, legendX+18, ly, col)
+		fmt.Fprintf(b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="3"%s/>`+"\n", legendX, ly, legendX+18, ly, col, dash)
 		fmt.Fprintf(b, `<text x="%g" y="%g">%s</text>`+"\n", legendX+24, ly+4, html.EscapeString(s.Name))
 	}
 }

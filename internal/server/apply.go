@@ -7,6 +7,7 @@ import (
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/shrink"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/watch"
 )
@@ -34,6 +35,7 @@ func (s *Server) takePending(tag uint64) *pending {
 	defer s.mu.Unlock()
 	p := s.pending[tag]
 	delete(s.pending, tag)
+	s.pending = shrink.Map(s.pending, &s.pendingPeak)
 	return p
 }
 

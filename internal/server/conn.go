@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -36,7 +35,7 @@ type conn struct {
 	id  uint64
 	nc  net.Conn // the socket
 	ip  netip.Addr
-	br  *bufio.Reader
+	br  *connReader
 	buf []byte // frame buffer, reused: decoded records never alias it
 	out *outq
 
@@ -65,7 +64,6 @@ type conn struct {
 	deferred []deferredRead
 
 	done      chan struct{}
-	wdone     chan struct{} // closed when the writer goroutine returns
 	closeOnce sync.Once
 	lingering atomic.Bool // the reader closes the socket after a lingering read
 	st        connStats
@@ -73,16 +71,15 @@ type conn struct {
 
 func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	c := &conn{
-		srv:   s,
-		id:    id,
-		nc:    nc,
-		wire:  nc,
-		ip:    ip,
-		br:    bufio.NewReaderSize(nc, 64<<10),
-		out:   newOutq(s.cfg.MaxOutbound, &s.outbound),
-		done:  make(chan struct{}),
-		wdone: make(chan struct{}),
+		srv:  s,
+		id:   id,
+		nc:   nc,
+		wire: nc,
+		ip:   ip,
+		br:   newConnReader(nc),
+		done: make(chan struct{}),
 	}
+	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.goroutine(c.write) })
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
 	c.st.lastZxid.Store(-1)
@@ -123,37 +120,56 @@ func (c *conn) send(frame []byte) {
 }
 
 func (c *conn) serve() {
-	defer c.close()
 	if c.sec != nil {
 		if err := c.startTLS(); err != nil {
-			level := slog.LevelWarn
-			if errors.Is(err, io.EOF) {
-				level = slog.LevelDebug // a port probe: connected and closed
-			}
-			c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+			c.tlsFailed(err)
+			c.br.drop()
+			c.close()
 			return
 		}
 	}
-	c.srv.goroutine(func() {
-		defer close(c.wdone)
-		if err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout); err != nil && !isClosedErr(err) {
-			c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
-		}
-		if !c.lingering.Load() {
-			c.close()
-		}
-	})
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
-	for err == nil {
+	if err == nil {
+		err = c.readLoop()
+	}
+	c.finishReading(err)
+}
+
+// finishReading ends the connection after its reader stopped with err.
+func (c *conn) finishReading(err error) {
+	defer c.close()
+	defer c.br.drop()
+	c.ended(err)
+}
+
+// readLoop reads and handles requests until one ends the connection. It
+// is kept apart from serve's logging so that a reader parked on an idle
+// socket has a shallow stack.
+func (c *conn) readLoop() error {
+	for {
 		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
-			err = net.ErrClosed
-			break
+			return net.ErrClosed
 		}
-		var frame []byte
-		if frame, err = c.readFrame(); err == nil {
+		frame, err := c.readFrame()
+		if err == nil {
 			err = c.handle(frame)
 		}
+		if err != nil {
+			return err
+		}
 	}
+}
+
+func (c *conn) tlsFailed(err error) {
+	level := slog.LevelWarn
+	if errors.Is(err, io.EOF) {
+		level = slog.LevelDebug // a port probe: connected and closed
+	}
+	c.srv.log.Log(context.Background(), level, "closing client connection: TLS failed", "remote", c.nc.RemoteAddr(), "err", err)
+}
+
+// ended finishes a connection whose reader stopped with err.
+func (c *conn) ended(err error) {
 	switch {
 	case errors.Is(err, errFinishing):
 		// Wait for the writer to flush and close; it bounds the wait with
@@ -162,7 +178,7 @@ func (c *conn) serve() {
 		// Python) ends the read at once: the reply must still be
 		// written before the deferred close discards it.
 		_, _ = io.Copy(io.Discard, c.br)
-		<-c.wdone
+		<-c.done
 	case errors.Is(err, errHandshakeTimeout):
 		c.srv.log.Info("closing client connection: no handshake in time", "remote", c.nc.RemoteAddr(),
 			"timeout", c.srv.cfg.HandshakeTimeout)
@@ -174,6 +190,22 @@ func (c *conn) serve() {
 	default:
 		c.srv.log.Info("closing client connection", "remote", c.nc.RemoteAddr(),
 			"session", sessionHex(c.sessionID()), "err", err)
+	}
+}
+
+// write drains the outbound queue; c.out starts it when a frame is queued
+// and no writer runs. It closes the connection once a write fails or the
+// last frame is written, unless the reader lingers over the socket.
+func (c *conn) write() {
+	err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout)
+	if errors.Is(err, errWriterIdle) {
+		return
+	}
+	if err != nil && !isClosedErr(err) {
+		c.srv.log.Debug("write to client", "remote", c.nc.RemoteAddr(), "err", err)
+	}
+	if !c.lingering.Load() {
+		c.close()
 	}
 }
 
@@ -203,9 +235,21 @@ func isClosedErr(err error) bool {
 		errors.Is(err, io.EOF)
 }
 
+// maxKeptFrame is the largest frame buffer a connection keeps between
+// frames.
+const maxKeptFrame = 4 << 10
+
 func (c *conn) readFrame() ([]byte, error) {
-	frame, err := jute.ReadFrame(c.br, c.buf, c.srv.cfg.MaxFrame)
-	c.buf = frame
+	frame, inPlace, err := c.br.next(c.buf, c.srv.cfg.MaxFrame)
+	switch {
+	case inPlace: // the frame buffer stays as it was
+	case cap(frame) > maxKeptFrame:
+		// A large frame's buffer is not kept for an idle connection: the
+		// next frame gets its own (decoded records never alias it).
+		c.buf = nil
+	default:
+		c.buf = frame
+	}
 	if err == nil {
 		c.st.received.Add(1)
 		c.srv.stats.received.Add(1)
@@ -452,8 +496,10 @@ type deferredRead struct {
 func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
 	return func(st *txn.State, zxid int64) {
 		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
-		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
+		// Counted before the reply is queued: a client that asks mntr
+		// after the reply sees its read.
 		c.srv.metrics.readLatency.Observe(sinceMs(rd.start))
+		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
 	}
 }
 

@@ -155,7 +155,7 @@ func (s *Server) followerTick() time.Duration {
 	for id := range s.active {
 		ids = append(ids, id)
 	}
-	clear(s.active)
+	s.resetActive()
 	s.smu.Unlock()
 	s.rep.ReportActivity(ids)
 	s.leading = false

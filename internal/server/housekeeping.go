@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -16,12 +17,20 @@ func (s *Server) housekeeping() {
 	defer expiry.Stop()
 	containers := time.NewTicker(s.cfg.ContainerCheck)
 	defer containers.Stop()
+	var release memRelease
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-expiry.C:
 			expiry.Reset(s.expireSessions())
+			s.mu.RLock()
+			n := len(s.conns)
+			s.mu.RUnlock()
+			if release.due(n, time.Now()) {
+				s.log.Debug("a wave of connections closed: returning free memory to the OS", "connections", n)
+				debug.FreeOSMemory()
+			}
 		case <-containers.C:
 			s.cleanContainers()
 		}
@@ -63,4 +72,38 @@ func (s *Server) quotaWarning(o tree.QuotaOverrun) {
 		what = "count"
 	}
 	s.log.Warn("quota exceeded", "quota", o.Prefix, "limit", what, "value", o.Value, "allowed", o.Limit, "hard", o.Hard)
+}
+
+// A wave of connections that closes leaves their memory (buffers, tables,
+// 4 KiB goroutine stacks) free in the Go heap, where the runtime keeps it:
+// an idle server allocates too little to start a collection for two
+// minutes, and the scavenger then returns pages at about 1 MB/s and only
+// down to twice the live heap. Measured with 10,000 sessions: RSS stayed
+// at 114 MB for the two minutes after they closed, against 17 MB before
+// they came (issue 17). So once per wave, not per close, housekeeping
+// hands the free memory back with one debug.FreeOSMemory (a collection
+// and a scavenge, ~0.1 s of CPU at that size).
+const (
+	releaseMinDrop = 1024             // connections gone since the peak
+	releaseEvery   = 30 * time.Second // at most this often
+)
+
+// memRelease decides when a wave of closed connections is worth giving
+// memory back for: the count fell by releaseMinDrop and to half its peak
+// since the last release, and has stopped falling (the wave is over). It
+// belongs to the housekeeping goroutine.
+type memRelease struct {
+	peak, prev int
+	last       time.Time
+}
+
+func (m *memRelease) due(conns int, now time.Time) bool {
+	falling := conns < m.prev
+	m.prev = conns
+	m.peak = max(m.peak, conns)
+	if falling || m.peak-conns < releaseMinDrop || conns > m.peak/2 || now.Sub(m.last) < releaseEvery {
+		return false
+	}
+	m.peak, m.last = conns, now
+	return true
 }

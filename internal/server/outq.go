@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -25,18 +26,26 @@ type outq struct {
 	// closeAfter asks the writer to close the connection once everything
 	// queued so far is written (closeSession, a refused handshake).
 	closeAfter bool
-	kick       chan struct{} // capacity 1: wakes the writer
-	space      chan struct{} // capacity 1: wakes a reader waiting in waitBelow
+	// running is true while a writer goroutine drains the queue. There
+	// is none while the queue is empty: an idle connection costs one
+	// goroutine, its reader, not two (issue 17). The first frame queued
+	// after that starts one with spawn.
+	running bool
+	spawn   func()
+	space   chan struct{} // capacity 1: wakes a reader waiting in waitBelow
 	// total counts the bytes queued or being written over every
 	// connection of the server.
 	total *atomic.Int64
 }
 
-func newOutq(max int, total *atomic.Int64) *outq {
+// newOutq returns a queue of at most max bytes whose spawn starts a
+// goroutine running writeLoop (and, when it ends other than idle, closing
+// the connection).
+func newOutq(max int, total *atomic.Int64, spawn func()) *outq {
 	if total == nil {
 		total = new(atomic.Int64)
 	}
-	return &outq{max: max, kick: make(chan struct{}, 1), space: make(chan struct{}, 1), total: total}
+	return &outq{max: max, spawn: spawn, space: make(chan struct{}, 1), total: total}
 }
 
 // pushResult says what push did with a frame.
@@ -61,9 +70,22 @@ func (q *outq) push(frame []byte) pushResult {
 		return overflow
 	}
 	q.add(frame)
+	start := q.startWriter()
 	q.mu.Unlock()
-	q.wake()
+	if start {
+		q.spawn()
+	}
 	return pushed
+}
+
+// startWriter reports whether the caller must start a writer, and marks
+// one running; q.mu is held.
+func (q *outq) startWriter() bool {
+	if q.running {
+		return false
+	}
+	q.running = true
+	return true
 }
 
 // add queues frame; q.mu is held.
@@ -83,14 +105,10 @@ func (q *outq) finish(frame []byte) {
 		}
 		q.closeAfter = true
 	}
+	start := q.closeAfter && !q.closed && q.startWriter()
 	q.mu.Unlock()
-	q.wake()
-}
-
-func (q *outq) wake() {
-	select {
-	case q.kick <- struct{}{}:
-	default:
+	if start {
+		q.spawn()
 	}
 }
 
@@ -119,16 +137,27 @@ func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) bool {
 	}
 }
 
+// maxKeptFrames bounds the frame list an idle queue keeps for reuse.
+const maxKeptFrames = 64
+
 // take swaps out everything queued. last is true when the writer should
 // close the connection after writing it. The frames count as queued until
-// the writer reports them written.
-func (q *outq) take(spare [][]byte) (frames [][]byte, last, closed bool) {
+// the writer reports them written. idle is true when there is nothing to
+// do: the writer must return, and the next push starts another.
+func (q *outq) take(spare [][]byte) (frames [][]byte, last, closed, idle bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if len(q.frames) == 0 && !q.closeAfter && !q.closed {
+		q.running = false
+		if cap(q.frames) > maxKeptFrames {
+			q.frames = nil
+		}
+		return nil, false, false, true
+	}
 	frames, q.frames = q.frames, spare[:0]
 	q.writing += q.size
 	q.size = 0
-	return frames, q.closeAfter, q.closed
+	return frames, q.closeAfter, q.closed, false
 }
 
 // written reports that the writer is done with n bytes it took, written or
@@ -151,16 +180,23 @@ func (q *outq) close() {
 	q.total.Add(-int64(q.size))
 	q.size = 0
 	q.mu.Unlock()
-	q.wake()
+	// A running writer sees closed at its next take; none is needed.
 }
 
+// errWriterIdle ends writeLoop when the queue is empty.
+var errWriterIdle = errors.New("server: nothing to write")
+
 // writeLoop writes queued frames with one writev per batch until the queue
-// is closed, a write fails, or a closing frame has been written. The caller
-// closes the connection after it (which also ends the reader).
+// is empty (errWriterIdle), closed, a write fails, or a closing frame has
+// been written. Unless it returns errWriterIdle, the caller closes the
+// connection after it (which also ends the reader).
 func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 	var spare [][]byte
-	for range q.kick {
-		frames, last, closed := q.take(spare)
+	for {
+		frames, last, closed, idle := q.take(spare)
+		if idle {
+			return errWriterIdle
+		}
 		n := 0
 		for _, f := range frames {
 			n += len(f)
@@ -183,5 +219,4 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 		clear(frames)
 		spare = frames
 	}
-	return nil
 }

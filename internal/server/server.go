@@ -31,6 +31,7 @@ import (
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/server/fourlw"
 	"github.com/zoohq/zoo/internal/session"
+	"github.com/zoohq/zoo/internal/shrink"
 	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -243,6 +244,9 @@ type Server struct {
 	closing  bool
 	lns      []net.Listener
 	nextConn uint64
+	// The peak sizes of conns, bySess and pending: Go maps never shrink,
+	// so they are rebuilt when they empty (shrink.Map; issue 17).
+	connsPeak, bySessPeak, pendingPeak int
 
 	smu     sync.Mutex // the expiry tracker, a leaf structure
 	tracker *session.Tracker
@@ -500,11 +504,12 @@ func remoteIP(nc net.Conn) netip.Addr {
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c.id)
+	s.conns = shrink.Map(s.conns, &s.connsPeak)
 	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
 		delete(s.perIP, c.ip)
 	}
 	if sid := c.sessionID(); sid != 0 && s.bySess[sid] == c {
-		delete(s.bySess, sid)
+		s.forgetSessionConn(sid)
 	}
 	s.mu.Unlock()
 	s.watches.RemoveWatcher(watch.Watcher(c.id))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/shrink"
 	"github.com/zoohq/zoo/internal/txn"
 )
 
@@ -26,6 +27,9 @@ func (s *Server) expireSessions() time.Duration {
 	}
 	now := s.nowMs()
 	s.smu.Lock()
+	// The leader tracks expiry itself: what touch records for a report
+	// to the leader would pile up here.
+	s.resetActive()
 	expired := s.tracker.Expired(now)
 	for _, id := range expired {
 		s.tracker.SetClosing(id)
@@ -112,7 +116,7 @@ func (s *Server) sessionChanged(t *txn.Txn) {
 		// should it still be open (Apache closes it at the first write).
 		s.mu.Lock()
 		c := s.bySess[t.SessionID]
-		delete(s.bySess, t.SessionID)
+		s.forgetSessionConn(t.SessionID)
 		s.mu.Unlock()
 		if c != nil {
 			s.log.Info("session moved to another server; closing its connection here", "session", sessionHex(t.SessionID))
@@ -124,11 +128,28 @@ func (s *Server) sessionChanged(t *txn.Txn) {
 		s.smu.Unlock()
 		s.mu.Lock()
 		c := s.bySess[t.SessionID]
-		delete(s.bySess, t.SessionID)
+		s.forgetSessionConn(t.SessionID)
 		s.mu.Unlock()
 		if c != nil {
 			// After its queued frames (the closeSession reply among them).
 			c.out.finish(nil)
 		}
 	}
+}
+
+// forgetSessionConn drops a session's connection from bySess; s.mu is
+// held.
+func (s *Server) forgetSessionConn(sid int64) {
+	delete(s.bySess, sid)
+	s.bySess = shrink.Map(s.bySess, &s.bySessPeak)
+}
+
+// resetActive empties the set of sessions heard from; smu is held. A
+// large set is replaced, not cleared, so its memory goes back.
+func (s *Server) resetActive() {
+	if len(s.active) > 256 {
+		s.active = make(map[int64]struct{})
+		return
+	}
+	clear(s.active)
 }

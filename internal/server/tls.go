@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -94,7 +93,7 @@ func (c *conn) startTLS() error {
 	}
 	c.addAuth(ids)
 	c.wire = tc
-	c.br = bufio.NewReaderSize(tc, 64<<10)
+	c.br = newConnReader(tc)
 	return nil
 }
 

@@ -18,6 +18,8 @@ package session
 import (
 	"maps"
 	"slices"
+
+	"github.com/zoohq/zoo/internal/shrink"
 )
 
 // Tracker is the session table. It is not safe for concurrent use: one
@@ -29,6 +31,9 @@ type Tracker struct {
 	// that expire then. Empty buckets are deleted at once, so the smallest
 	// key is always the next deadline that matters.
 	buckets map[int64]map[int64]struct{}
+	// peak is the most sessions held since the table was last rebuilt:
+	// a Go map never shrinks, so Remove rebuilds it once most are gone.
+	peak int
 }
 
 type entry struct {
@@ -155,6 +160,7 @@ func (t *Tracker) Remove(id int64) {
 	}
 	t.unbucket(id, e)
 	delete(t.sessions, id)
+	t.sessions = shrink.Map(t.sessions, &t.peak)
 }
 
 // Expired returns the sessions whose bucket deadline is at or before now,

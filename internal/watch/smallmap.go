@@ -39,6 +39,9 @@ func (s *smallMap[K, V]) set(k K, v V) {
 func (s *smallMap[K, V]) del(k K) {
 	if s.m != nil {
 		delete(s.m, k)
+		if len(s.m) == 0 {
+			s.m = nil // a map never shrinks: drop an emptied one
+		}
 		return
 	}
 	if s.one && s.k == k {

@@ -55,6 +55,7 @@ import (
 	"sync"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/shrink"
 )
 
 // Watcher identifies the owner of watches, normally a client connection.
@@ -149,6 +150,9 @@ type Registry struct {
 	// inTable counts (watcher, path) pairs with a registration in the data
 	// table ([0]) and in the child table ([1]).
 	inTable [2]int
+	// The sizes of paths and watchers at their peaks: the maps are
+	// rebuilt when they empty, to give their memory back (shrink.Map).
+	pathsPeak, watchersPeak int
 }
 
 // Add registers a watch of mode m by w on path. Adding a registration that
@@ -217,11 +221,13 @@ func (r *Registry) change(path string, pw *pathWatches, w Watcher, old, now regs
 	pw.all.del(w)
 	if pw.all.len() == 0 {
 		delete(r.paths, path)
+		r.paths = shrink.Map(r.paths, &r.pathsPeak)
 	}
 	if ps := r.watchers[w]; ps != nil {
 		ps.del(path)
 		if ps.len() == 0 {
 			delete(r.watchers, w)
+			r.watchers = shrink.Map(r.watchers, &r.watchersPeak)
 		}
 	}
 }
