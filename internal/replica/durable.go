@@ -245,14 +245,6 @@ func (r *Replica) writeSnapshot(job snapJob) error {
 	return err
 }
 
-// walkInto writes the current state to w: frozen now, and walked while
-// apply goes on.
-func (r *Replica) walkInto(w *snap.Writer) error {
-	view := r.freeze()
-	defer view.tree.Close()
-	return writeFrozen(w, view)
-}
-
 // writeFrozen feeds a frozen state to w: every node, parents first, then
 // the sessions in id order, yielding the processor now and then.
 func writeFrozen(w *snap.Writer, view frozenState) error {
