@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
@@ -29,11 +32,11 @@ func startKDC(t *testing.T) *zktest.KDC {
 	return k
 }
 
-// TestSASLGSSAPIJavaClient: zkCli.sh logging in with Krb5LoginModule
-// (a keytab) authenticates with SASL GSSAPI to Zoo and to Apache 3.8
-// given the same realm, and gets the sasl id client@EXAMPLE.COM.
-func TestSASLGSSAPIJavaClient(t *testing.T) {
-	k := startKDC(t)
+// gssapiTargets starts Zoo and, where it runs, Apache 3.8 with the
+// principal zookeeper/localhost from the KDC, and returns them with the
+// JAAS file (Server and Client sections) the Java side uses.
+func gssapiTargets(t *testing.T, k *zktest.KDC) ([]target, string) {
+	t.Helper()
 	jaas := filepath.Join(t.TempDir(), "jaas.conf")
 	principal := "zookeeper/localhost@" + zktest.Realm
 	err := os.WriteFile(jaas, []byte(fmt.Sprintf(`Server {
@@ -67,6 +70,15 @@ Client {
 		t.Cleanup(a.Stop)
 		ts = append(ts, target{name: "apache", addr: a.Addr})
 	}
+	return ts, jaas
+}
+
+// TestSASLGSSAPIJavaClient: zkCli.sh logging in with Krb5LoginModule
+// (a keytab) authenticates with SASL GSSAPI to Zoo and to Apache 3.8
+// given the same realm, and gets the sasl id client@EXAMPLE.COM.
+func TestSASLGSSAPIJavaClient(t *testing.T) {
+	k := startKDC(t)
+	ts, jaas := gssapiTargets(t, k)
 	flags := "-Djava.security.auth.login.config=" + jaas + " -Djava.security.krb5.conf=" + k.Krb5Conf + " -Dzookeeper.sasl.client=true"
 	for _, tg := range ts {
 		t.Run(tg.name, func(t *testing.T) {
@@ -75,6 +87,73 @@ Client {
 			out := zkCli(t, "localhost:"+port, flags, "whoami")
 			if !strings.Contains(out, "sasl: client@"+zktest.Realm) {
 				t.Errorf("whoami:\n%s\nwant sasl: client@%s", out, zktest.Realm)
+			}
+		})
+	}
+}
+
+// kazooGSSAPIScript follows kazoo's SASL GSSAPI test setup: a client with
+// sasl_options mechanism GSSAPI creates a node only its sasl id may read
+// and reads it; a client without SASL is refused it.
+const kazooGSSAPIScript = `
+import sys
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import make_acl
+
+hosts, principal = sys.argv[1], sys.argv[2]
+zk = KazooClient(hosts=hosts, timeout=10, sasl_options={
+    "mechanism": "GSSAPI", "service": "zookeeper", "principal": principal})
+zk.start(timeout=30)
+zk.create("/krb", b"secret", acl=[make_acl("sasl", principal, all=True)])
+print("read", zk.get("/krb")[0].decode())
+print("acl", zk.get_acls("/krb")[0][0].id.id)
+zk.stop()
+zk.close()
+
+anon = KazooClient(hosts=hosts, timeout=10)
+anon.start(timeout=30)
+try:
+    anon.get("/krb")
+    print("anonymous read")
+except NoAuthError:
+    print("anonymous NoAuthError")
+anon.stop()
+anon.close()
+`
+
+// Ref: issue 10: kazoo (pure-sasl over python3-kerberos) with sasl
+// mechanism GSSAPI, its ticket from a client keytab, gets the sasl id
+// client@EXAMPLE.COM from Zoo and from Apache 3.8.
+func TestSASLGSSAPIKazoo(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import kazoo, puresasl, kerberos").Run(); err != nil {
+		t.Skip("kazoo or its GSSAPI support not installed (Debian python3-kazoo python3-pure-sasl, which brings python3-kerberos)")
+	}
+	k := startKDC(t)
+	ts, _ := gssapiTargets(t, k)
+	script := filepath.Join(t.TempDir(), "kazoo_gssapi.py")
+	if err := os.WriteFile(script, []byte(kazooGSSAPIScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	principal := "client@" + zktest.Realm
+	for _, tg := range ts {
+		t.Run(tg.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			// The client asks for a ticket to zookeeper/<host it dials>.
+			_, port, _ := net.SplitHostPort(tg.addr)
+			cmd := exec.CommandContext(ctx, python, script, "localhost:"+port, principal)
+			cmd.Env = append(os.Environ(), "KRB5_CONFIG="+k.Krb5Conf, "KRB5_CLIENT_KTNAME="+k.Keytab("client"),
+				"KRB5CCNAME=FILE:"+filepath.Join(t.TempDir(), "ccache"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("kazoo: %v\n%s", err, out)
+			}
+			for _, want := range []string{"read secret", "acl " + principal, "anonymous NoAuthError"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("kazoo output lacks %q:\n%s", want, out)
+				}
 			}
 		})
 	}
