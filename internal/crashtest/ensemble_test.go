@@ -87,12 +87,19 @@ func (pn *peerNet) isolate(id int, cut bool) {
 // by reconfig, while the members' files name only the n.
 func newEnsemble(t *testing.T, n, extra int, pn *peerNet) []*member {
 	t.Helper()
+	return newEnsembleIn(t, n, extra, pn, t.TempDir)
+}
+
+// newEnsembleIn is newEnsemble with each member's directory (its dataDir)
+// made by mkdir, which may put it on a filesystem of its own.
+func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string) []*member {
+	t.Helper()
 	var ports portHold
 	defer ports.release()
 	ms := make([]*member, n+extra)
 	quorum := make([]string, n+extra)
 	for i := range ms {
-		ms[i] = &member{t: t, id: i + 1, dir: t.TempDir()}
+		ms[i] = &member{t: t, id: i + 1, dir: mkdir()}
 		ms[i].addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.take(t)))
 		quorum[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.take(t)))
 	}
@@ -121,7 +128,7 @@ snapCount=50
 reconfigEnabled=true
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 admin.enableServer=false
-4lw.commands.whitelist=ruok,srvr
+4lw.commands.whitelist=ruok,srvr,hash
 %s
 `, m.dir, port, strings.Join(lines, "\n"))
 		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
