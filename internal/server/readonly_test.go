@@ -221,3 +221,37 @@ func TestReadOnlyLocalSessions(t *testing.T) {
 		t.Errorf("mode after healing = %q", modeOf(m3.addr))
 	}
 }
+
+// Ref: issue 12 "How it is tested": Apache's Java client (zkCli.sh -r,
+// canBeReadOnly) reads from a member cut off from the quorum and has its
+// write refused with NotReadOnly.
+func TestReadOnlyJavaClient(t *testing.T) {
+	ms, cut := startLinkedMembers(t, func(c *Config) {
+		c.ReadOnlyMode, c.LocalSessions = true, true
+	})
+	m3 := ms[3]
+	waitIsro(t, m3.addr, "rw")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := zk.Connect(ctx, m3.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Create(ctx, "/ro-java", []byte("seen-read-only"), zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	cut(true)
+	waitIsro(t, m3.addr, "ro")
+	if out := zkCli(t, m3.addr, "", "-r", "get", "/ro-java"); !strings.Contains(out, "seen-read-only") {
+		t.Errorf("zkCli.sh -r get on a read-only member:\n%s", out)
+	}
+	out := zkCli(t, m3.addr, "", "-r", "create", "/ro-java2", "x")
+	if !strings.Contains(out, "NotReadOnly") && !strings.Contains(out, "Not a read-only call") {
+		t.Errorf("zkCli.sh -r create on a read-only member was not refused with NotReadOnly:\n%s", out)
+	}
+	if strings.Contains(out, "Created /ro-java2") {
+		t.Errorf("a read-only member created a node:\n%s", out)
+	}
+}
