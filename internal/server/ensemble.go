@@ -174,9 +174,10 @@ func (s *Server) takeOver() {
 	})
 	s.smu.Lock()
 	s.tracker = tr
+	n := tr.Len() // apply adds to tr, under smu, from here on
 	s.smu.Unlock()
 	s.leading = true
-	s.log.Info("leading: tracking session expiry", "sessions", tr.Len())
+	s.log.Info("leading: tracking session expiry", "sessions", n)
 }
 
 // onActivity touches the sessions another server heard from.
