@@ -59,13 +59,21 @@ const (
 
 // push queues a frame unless the queue is closed or finishing, or the frame
 // would exceed the bound (a slow consumer).
+//
+// Only the frames still queued count against max, not those the writer has
+// taken: a client that has read a reply whole may ask again before the
+// writer goroutine has even returned from the write, and its next reply
+// must not find the last one still counted. The memory held stays bounded
+// all the same: the writer holds at most one batch, itself at most max (or
+// one oversized frame alone), so a connection holds under 2*max plus a
+// frame.
 func (q *outq) push(frame []byte) pushResult {
 	q.mu.Lock()
 	switch {
 	case q.closed || q.closeAfter:
 		q.mu.Unlock()
 		return finished
-	case q.size+q.writing+len(frame) > q.max && q.size+q.writing > 0:
+	case q.size+len(frame) > q.max && q.size > 0:
 		q.mu.Unlock()
 		return overflow
 	}
