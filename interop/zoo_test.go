@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -36,6 +37,17 @@ func startZoo(t testing.TB, o Options) (string, func()) {
 	return ln.Addr().String(), stop
 }
 
+// interopLogger is where the in-process servers log: nowhere, unless
+// ZOO_INTEROP_LOG names a level (debug, info, warn, error), then standard
+// error, to diagnose a failure of the suite.
+func interopLogger() *slog.Logger {
+	var level slog.Level
+	if v := os.Getenv("ZOO_INTEROP_LOG"); v == "" || level.UnmarshalText([]byte(v)) != nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
 // zooConfig is the server configuration for Options.
 func zooConfig(o Options) server.Config {
 	tick := 2000
@@ -43,7 +55,7 @@ func zooConfig(o Options) server.Config {
 		tick = o.TickTimeMs
 	}
 	cfg := server.Config{
-		Logger:            slog.New(slog.DiscardHandler),
+		Logger:            interopLogger(),
 		TickTime:          time.Duration(tick) * time.Millisecond,
 		MinSessionTimeout: int32(o.MinSessionTimeoutMs),
 		MaxSessionTimeout: int32(o.MaxSessionTimeoutMs),

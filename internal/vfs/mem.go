@@ -33,9 +33,41 @@ type memNode struct {
 	children map[string]*memNode
 	synced   map[string]*memNode
 
-	// Files: current data and data as of the last Sync.
-	data       []byte
-	syncedData []byte
+	// Files: current data and data as of the last Sync. Bytes of data in
+	// [dirtyLo, dirtyHi) may differ from syncedData; outside it they are
+	// the same wherever both reach. Sync copies only that range, so an
+	// fsync of a preallocated 64 MiB log segment costs what was written
+	// since the last one, not the whole file (a full copy made every
+	// in-memory server's writes of large data take up to seconds).
+	data             []byte
+	syncedData       []byte
+	dirtyLo, dirtyHi int
+}
+
+// markDirty records that data's bytes in [lo, hi) changed.
+func (n *memNode) markDirty(lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	if n.dirtyLo >= n.dirtyHi {
+		n.dirtyLo, n.dirtyHi = lo, hi
+		return
+	}
+	n.dirtyLo, n.dirtyHi = min(n.dirtyLo, lo), max(n.dirtyHi, hi)
+}
+
+// sync makes data durable: syncedData becomes a copy of it.
+func (n *memNode) sync() {
+	switch {
+	case len(n.syncedData) > len(n.data):
+		n.syncedData = n.syncedData[:len(n.data)]
+	case len(n.syncedData) < len(n.data):
+		n.syncedData = append(n.syncedData, n.data[len(n.syncedData):]...)
+	}
+	if lo, hi := n.dirtyLo, min(n.dirtyHi, len(n.data)); lo < hi {
+		copy(n.syncedData[lo:hi], n.data[lo:hi])
+	}
+	n.dirtyLo, n.dirtyHi = 0, 0
 }
 
 // NewMem returns an empty in-memory file system.
@@ -343,10 +375,12 @@ func (f *memFile) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	end := f.pos + int64(len(p))
-	if end > int64(len(f.n.data)) {
-		f.n.data = append(f.n.data, make([]byte, end-int64(len(f.n.data)))...)
+	if old := int64(len(f.n.data)); end > old {
+		f.n.data = append(f.n.data, make([]byte, end-old)...)
+		f.n.markDirty(int(min(old, f.pos)), int(end)) // a gap before pos is zeros now
 	}
 	copy(f.n.data[f.pos:], p)
+	f.n.markDirty(int(f.pos), int(end))
 	f.pos = end
 	return len(p), nil
 }
@@ -387,7 +421,7 @@ func (f *memFile) Sync() error {
 	if err := f.check("sync", false); err != nil {
 		return err
 	}
-	f.n.syncedData = slices.Clone(f.n.data)
+	f.n.sync()
 	return nil
 }
 
@@ -400,10 +434,13 @@ func (f *memFile) Truncate(size int64) error {
 	if size < 0 {
 		return &os.PathError{Op: "truncate", Path: f.name, Err: fs.ErrInvalid}
 	}
-	if size <= int64(len(f.n.data)) {
+	if old := int64(len(f.n.data)); size <= old {
 		f.n.data = f.n.data[:size:size]
 	} else {
-		f.n.data = append(f.n.data, make([]byte, size-int64(len(f.n.data)))...)
+		// Bytes past the old end read as zeros, whatever syncedData
+		// held there before a shrink.
+		f.n.data = append(f.n.data, make([]byte, size-old)...)
+		f.n.markDirty(int(old), int(size))
 	}
 	return nil
 }
