@@ -18,6 +18,10 @@ func (s *Server) housekeeping() {
 	containers := time.NewTicker(s.cfg.ContainerCheck)
 	defer containers.Stop()
 	var release memRelease
+	// The forced collection takes seconds on a large tree: it runs on a
+	// goroutine of its own, so that session expiry never waits for it.
+	freer := newMemFreer(debug.FreeOSMemory)
+	s.goroutine(func() { freer.run(s.quit) })
 	for {
 		select {
 		case <-s.quit:
@@ -29,7 +33,7 @@ func (s *Server) housekeeping() {
 			s.mu.RUnlock()
 			if release.due(n, time.Now()) {
 				s.log.Debug("a wave of connections closed: returning free memory to the OS", "connections", n)
-				debug.FreeOSMemory()
+				freer.ask()
 			}
 		case <-containers.C:
 			s.cleanContainers()
@@ -106,4 +110,35 @@ func (m *memRelease) due(conns int, now time.Time) bool {
 	}
 	m.peak, m.last = conns, now
 	return true
+}
+
+// memFreer runs free (debug.FreeOSMemory) on its own goroutine when asked.
+// Asking never blocks: while a release runs, one more ask is kept and any
+// beyond it are the same request.
+type memFreer struct {
+	free  func()
+	asked chan struct{} // capacity 1
+}
+
+func newMemFreer(free func()) *memFreer {
+	return &memFreer{free: free, asked: make(chan struct{}, 1)}
+}
+
+func (m *memFreer) ask() {
+	select {
+	case m.asked <- struct{}{}:
+	default:
+	}
+}
+
+// run frees memory each time it is asked, until quit closes.
+func (m *memFreer) run(quit <-chan struct{}) {
+	for {
+		select {
+		case <-quit:
+			return
+		case <-m.asked:
+			m.free()
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,4 +298,34 @@ func TestMemReleaseOncePerWave(t *testing.T) {
 			t.Fatalf("step %d (%d connections): due = %v, want %v", i, s.conns, got, s.want)
 		}
 	}
+}
+
+// Housekeeping asks for memory back between expiring sessions; the release
+// can take seconds on a large tree, so asking must never wait for it.
+func TestMemFreerAskNeverBlocks(t *testing.T) {
+	running, unblock := make(chan struct{}), make(chan struct{})
+	var freed atomic.Int32
+	m := newMemFreer(func() {
+		if freed.Add(1) == 1 {
+			close(running)
+			<-unblock // the first release takes "seconds"
+		}
+	})
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); m.run(quit) }()
+	m.ask()
+	<-running
+	for range 100 {
+		m.ask() // returns at once while the release runs
+	}
+	close(unblock)
+	waitFor(t, ioTimeout, func() error {
+		if n := freed.Load(); n != 2 {
+			return fmt.Errorf("%d releases, want 2 (the asks during one coalesce into one)", n)
+		}
+		return nil
+	})
+	close(quit)
+	<-done
 }
