@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,18 +34,7 @@ func loadServer(t *testing.T, cfgText string) (*config.Config, *server.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-served
-	})
+	serveOn(t, srv, "127.0.0.1:0")
 	deadline := time.Now().Add(10 * time.Second)
 	for !srv.Source().Serving() {
 		if time.Now().After(deadline) {

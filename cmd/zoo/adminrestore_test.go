@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,18 +38,9 @@ func adminDo(t *testing.T, method, url, auth string, body []byte) (int, []byte) 
 // restore needs ALL on / as in Apache, and a body that is not a snapshot
 // gets 400 and changes nothing.
 func TestAdminRestore(t *testing.T) {
-	adminPort := freePort(t)
-	cfg, srv := loadServer(t, fmt.Sprintf(`clientPort=%d
-admin.serverAddress=127.0.0.1
-admin.serverPort=%d
-admin.rateLimiterIntervalInMS=1
+	srv, adminPort := adminTestServer(t, `admin.rateLimiterIntervalInMS=1
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
-`, freePort(t), adminPort))
-	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+`)
 	base := fmt.Sprintf("http://127.0.0.1:%d/commands/", adminPort)
 	ctx := context.Background()
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -129,18 +119,9 @@ DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 
 // admin.restore.enabled=false disables restore: Apache's 503.
 func TestAdminRestoreDisabled(t *testing.T) {
-	adminPort := freePort(t)
-	cfg, srv := loadServer(t, fmt.Sprintf(`clientPort=%d
-admin.serverAddress=127.0.0.1
-admin.serverPort=%d
-admin.restore.enabled=false
+	_, adminPort := adminTestServer(t, `admin.restore.enabled=false
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
-`, freePort(t), adminPort))
-	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+`)
 	s, b := adminDo(t, "POST", fmt.Sprintf("http://127.0.0.1:%d/commands/restore", adminPort), "digest super:test", []byte("x"))
 	if s != http.StatusServiceUnavailable || !strings.Contains(string(b), `"command": "restore"`) {
 		t.Errorf("%d %s", s, b)

@@ -25,21 +25,12 @@ func TestAdminHTTPSFromZooCfg(t *testing.T) {
 	ca := authtest.NewCA(t, "admin-ca")
 	key := authtest.WriteFile(t, dir, "key.pem", ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "zoo"}}).PEM(t))
 	trust := authtest.WriteFile(t, dir, "ca.pem", ca.PEM())
-	adminPort := freePort(t)
-	cfg, srv := loadServer(t, fmt.Sprintf(`clientPort=%d
-admin.serverAddress=127.0.0.1
-admin.serverPort=%d
-admin.forceHttps=true
+	_, adminPort := adminTestServer(t, fmt.Sprintf(`admin.forceHttps=true
 admin.needClientAuth=true
 ssl.quorum.keyStore.location=%s
 ssl.quorum.trustStore.location=%s
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
-`, freePort(t), adminPort, key, trust))
-	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+`, key, trust))
 	url := fmt.Sprintf("https://127.0.0.1:%d/commands/", adminPort)
 	client := func(cert bool) *http.Client {
 		c := &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"}
@@ -86,18 +77,9 @@ DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 // admin.snapshot.enabled=false disables the snapshot command: Apache's 503
 // even for the super user.
 func TestAdminSnapshotDisabled(t *testing.T) {
-	adminPort := freePort(t)
-	cfg, srv := loadServer(t, fmt.Sprintf(`clientPort=%d
-admin.serverAddress=127.0.0.1
-admin.serverPort=%d
-admin.snapshot.enabled=false
+	_, adminPort := adminTestServer(t, `admin.snapshot.enabled=false
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
-`, freePort(t), adminPort))
-	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+`)
 	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/commands/snapshot", adminPort), nil)
 	req.Header.Set("Authorization", "digest super:test")
 	resp, err := http.DefaultClient.Do(req)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,13 +10,7 @@ import (
 // The AdminServer's port serves the console under /console/, redirects /
 // there, and still answers the commands.
 func TestConsoleServed(t *testing.T) {
-	adminPort := freePort(t)
-	cfg, srv := loadServer(t, fmt.Sprintf("clientPort=%d\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=%d\n", freePort(t), adminPort))
-	stop, err := startAdmin(slog.New(slog.DiscardHandler), cfg, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	_, adminPort := adminTestServer(t, "")
 	base := fmt.Sprintf("http://127.0.0.1:%d", adminPort)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(base + "/")

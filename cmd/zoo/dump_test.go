@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +32,10 @@ func durableData(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	addr, stop := serveOn(t, srv, "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := zk.Connect(ctx, ln.Addr().String())
+	c, err := zk.Connect(ctx, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +67,7 @@ func durableData(t *testing.T) string {
 		}
 	}
 	c.Close()
-	if err := srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	<-served
+	stop()
 	return dir
 }
 

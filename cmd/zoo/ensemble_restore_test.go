@@ -149,21 +149,8 @@ func startMember(t *testing.T, cfg *config.Config, quorum []net.Listener) string
 	if err != nil {
 		t.Fatalf("member %d: %v", cfg.MyID, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-served
-	})
-	return ln.Addr().String()
+	addr, _ := serveOn(t, srv, "127.0.0.1:0")
+	return addr
 }
 
 func waitLeader(t *testing.T, addrs []string) string {

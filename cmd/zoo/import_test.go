@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,23 +67,7 @@ func startZooOn(t *testing.T, dir, addr string, opts ...func(*config.Config)) (s
 	if err != nil {
 		t.Fatalf("zoo on the imported directory: %v", err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	var once sync.Once
-	return ln.Addr().String(), func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				t.Errorf("shutdown: %v", err)
-			}
-			<-served
-		})
-	}
+	return serveOn(t, srv, addr)
 }
 
 func connect(t *testing.T, addr string, opts ...zk.Option) *zk.Client {

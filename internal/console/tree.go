@@ -102,22 +102,35 @@ func checkPath(p string) error {
 	return nil
 }
 
-func (c *Console) getNode(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Query().Get("path")
+// onPath starts a request about the znode in its path parameter ("/" when
+// absent): it checks the path, bounds the request by requestTimeout and
+// finds the login's client. If it returns ok false it has answered the
+// request with the error; otherwise the caller calls cancel when done.
+func (c *Console) onPath(w http.ResponseWriter, r *http.Request) (p string, ctx context.Context, cancel context.CancelFunc, cl *zk.Client, ok bool) {
+	p = r.URL.Query().Get("path")
 	if p == "" {
 		p = "/"
 	}
 	if err := checkPath(p); err != nil {
 		c.fail(w, err)
-		return
+		return "", nil, nil, nil, false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	ctx, cancel = context.WithTimeout(r.Context(), requestTimeout)
 	cl, err := c.client(ctx, r)
 	if err != nil {
+		cancel()
 		c.fail(w, err)
+		return "", nil, nil, nil, false
+	}
+	return p, ctx, cancel, cl, true
+}
+
+func (c *Console) getNode(w http.ResponseWriter, r *http.Request) {
+	p, ctx, cancel, cl, ok := c.onPath(w, r)
+	if !ok {
 		return
 	}
+	defer cancel()
 	// exists needs no permission: the Stat is shown even when the data
 	// is not readable, as zkCli's stat shows it.
 	ok, st, err := cl.Exists(ctx, p)
@@ -179,21 +192,11 @@ type searchResult struct {
 // (case-insensitive), within the bounds above.
 func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 	q := strings.ToLower(r.URL.Query().Get("q"))
-	root := r.URL.Query().Get("path")
-	if root == "" {
-		root = "/"
-	}
-	if err := checkPath(root); err != nil {
-		c.fail(w, err)
+	root, ctx, cancel, cl, ok := c.onPath(w, r)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	cl, err := c.client(ctx, r)
-	if err != nil {
-		c.fail(w, err)
-		return
-	}
 	res := searchResult{Paths: []string{}, Complete: true}
 	queue := []string{root}
 	for len(queue) > 0 {
