@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // smallCurve is a quick curve: short windows, a small load.
@@ -209,5 +211,45 @@ func TestCurveKeepThenRefuse(t *testing.T) {
 	}
 	if _, err := Curve(context.Background(), tg, o); !errors.Is(err, ErrCurveExists) {
 		t.Errorf("second curve on the kept tree: %v, want ErrCurveExists", err)
+	}
+}
+
+// The curve against Apache 3.8, the oracle: its four-letter words (srvr
+// for the name, mntr and wchs for the counts) read as Zoo's do, and its
+// watches fire and are counted the same way.
+func TestCurveAgainstApache(t *testing.T) {
+	srv, err := zktest.Apache{TickTimeMs: 500, Extra: []string{"4lw.commands.whitelist=*"}}.Start(t.TempDir())
+	if errors.Is(err, zktest.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	tg := testTarget(t, srv.Addr)
+	tg.ServerPIDs = []int{srv.PID()}
+	o := smallCurve("watches", 0, 200)
+	o.Tree = 300
+	var lines bytes.Buffer
+	o.Lines = &lines
+	rep, err := Curve(context.Background(), tg, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, srv.Tail(20))
+	}
+	if !rep.Valid() || rep.Target != "apache" {
+		t.Fatalf("target %q, valid %v:\n%s", rep.Target, rep.Valid(), lines.String())
+	}
+	if s := rep.States; len(s) != 2 || s[1].Watches != 200 || s[1].RSSKB <= 0 || s[1].Znodes < 300 {
+		t.Errorf("states %+v: want Apache to count 200 watches on a 300-znode tree, and its RSS", s)
+	}
+	recs, err := ReadScale(&lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := find(recs, "watchload", "", "200"); len(l) != 1 || l[0]["wchs_total"] != "200" {
+		t.Errorf("watchload %v", l)
+	}
+	if f := find(recs, "ops", "set-watched", "200"); len(f) != 1 || f[0]["fired"] != f[0]["delivered"] || f[0]["srv_us_per_op"] == "" {
+		t.Errorf("set-watched %v", f)
 	}
 }
