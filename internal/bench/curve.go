@@ -209,6 +209,10 @@ func Curve(ctx context.Context, t Target, o CurveOptions) (*CurveReport, error) 
 	} else if ok {
 		return nil, fmt.Errorf("%w: %s (delete it, or choose another -root)", ErrCurveExists, c.t.Root)
 	}
+	rootThere, _, err := c.admin[0].Exists(ctx, t.Root)
+	if err != nil {
+		return nil, err
+	}
 	if err := ensurePath(ctx, c.admin[0].Client, c.t.Root); err != nil {
 		return nil, err
 	}
@@ -233,8 +237,10 @@ func Curve(ctx context.Context, t Target, o CurveOptions) (*CurveReport, error) 
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
 		cerr := deleteTree(cctx, c.admin, c.t.Root)
-		if derr := c.admin[0].Delete(cctx, t.Root, -1); derr != nil && !errors.Is(derr, zk.ErrNotEmpty) && !errors.Is(derr, zk.ErrNoNode) {
-			cerr = errors.Join(cerr, derr)
+		if !rootThere { // the root too, if the curve made it and nothing else is in it
+			if derr := c.admin[0].Delete(cctx, t.Root, -1); derr != nil && !errors.Is(derr, zk.ErrNotEmpty) && !errors.Is(derr, zk.ErrNoNode) {
+				cerr = errors.Join(cerr, derr)
+			}
 		}
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("clean-up: %w", cerr))

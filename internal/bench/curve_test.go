@@ -253,3 +253,22 @@ func TestCurveAgainstApache(t *testing.T) {
 		t.Errorf("set-watched %v", f)
 	}
 }
+
+// The clean-up removes what the curve made, and only that: a root that
+// was there before stays, even empty.
+func TestCurveLeavesWhatWasThere(t *testing.T) {
+	addr := startZoo(t)
+	tg := testTarget(t, addr)
+	c := client(t, addr)
+	ctx := context.Background()
+	if err := ensurePath(ctx, c, tg.Root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Curve(ctx, tg, smallCurve("znodes", 20)); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := c.Children(ctx, tg.Root)
+	if err != nil || len(kids) != 0 {
+		t.Errorf("%s after the curve: children %v, %v; want it there, empty", tg.Root, kids, err)
+	}
+}
