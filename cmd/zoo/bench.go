@@ -28,6 +28,8 @@ compatible servers, one session per client spread round-robin over -servers:
   create-delete  Table 2: per worker, sync create then async delete, -count times
   barrier        Table 3: -clients enter -barriers double barriers, then leave them
   fill           create -znodes znodes of -size bytes, pipelined
+  curve          the cost curve: grow znodes, idle sessions or watches step by
+                 step (-axis, -steps) and measure each step, as scale.sh does
   plot           redraw plots from -json reports or shared/bench/scale.sh output
 
 common flags: -servers h:p,... -server-pids PID,... (server CPU per op from
@@ -92,6 +94,9 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if args[0] == "plot" {
 		return benchPlot(args[1:], stdout, stderr)
+	}
+	if args[0] == "curve" {
+		return benchCurve(ctx, args[1:], stdout, stderr)
 	}
 	var bf benchFlags
 	fs := flag.NewFlagSet("zoo bench "+args[0], flag.ContinueOnError)

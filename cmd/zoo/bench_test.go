@@ -7,39 +7,18 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zoohq/zoo/internal/bench"
-	"github.com/zoohq/zoo/internal/server"
+	"github.com/zoohq/zoo/internal/zktest/inproc"
 )
 
 func startBenchServer(t *testing.T) string {
 	t.Helper()
-	srv, err := server.New(server.Config{Logger: slog.New(slog.DiscardHandler), TickTime: 500 * time.Millisecond, Version: "3.9.2-zoo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-served
-	})
-	return ln.Addr().String()
+	return inproc.Standalone(t)
 }
 
 func TestBenchMixWritesJSONAndSVG(t *testing.T) {

@@ -21,6 +21,10 @@ type FillOptions struct {
 	// Fanout groups the znodes under parents of this many children
 	// (root/fill/dNNNNN/nNNNNNNNN), so no znode has a million children.
 	Fanout int // default 1000
+	// Start, if set, is the index of the first znode to create: a fill
+	// of Znodes with Start = n adds znodes n..Znodes-1 to an earlier
+	// fill of n, so a tree can be grown step by step (the cost curve).
+	Start int
 }
 
 // Fill runs the fill. Parents already there are reused, so fills of
@@ -42,6 +46,9 @@ func Fill(ctx context.Context, t Target, o FillOptions) (*Result, error) {
 	if o.Znodes < 1 || o.Size < 0 || o.Clients < 1 || o.Outstanding < 1 || o.Fanout < 1 {
 		return nil, fmt.Errorf("%w: znodes, clients, outstanding and fanout must be at least 1", ErrBadOptions)
 	}
+	if o.Start < 0 || o.Start >= o.Znodes {
+		return nil, fmt.Errorf("%w: fill start %d outside 0..%d", ErrBadOptions, o.Start, o.Znodes-1)
+	}
 	r := &Result{Workload: "fill", Start: time.Now(), Servers: t.Servers, Znodes: o.Znodes, Size: o.Size,
 		Clients: o.Clients, Outstanding: o.Outstanding}
 	data := payload(o.Size, 'a')
@@ -55,9 +62,9 @@ func Fill(ctx context.Context, t Target, o FillOptions) (*Result, error) {
 	if err := ensurePath(ctx, ss[0].Client, dir); err != nil {
 		return nil, fmt.Errorf("fill setup: %w", err)
 	}
-	parents := (o.Znodes + o.Fanout - 1) / o.Fanout
-	if err := parallel(parents, 100, func(i int) error {
-		_, _, err := ss[i%len(ss)].Create(ctx, fmt.Sprintf("%s/d%05d", dir, i), nil, zk.Persistent, zk.OpenACLUnsafe())
+	first, parents := o.Start/o.Fanout, (o.Znodes+o.Fanout-1)/o.Fanout
+	if err := parallel(parents-first, 100, func(i int) error {
+		_, _, err := ss[i%len(ss)].Create(ctx, fmt.Sprintf("%s/d%05d", dir, first+i), nil, zk.Persistent, zk.OpenACLUnsafe())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}
@@ -68,10 +75,11 @@ func Fill(ctx context.Context, t Target, o FillOptions) (*Result, error) {
 
 	hists := make([]syncHist, o.Clients)
 	var next, created atomic.Int64
+	next.Store(int64(o.Start))
 	meter := NewCPUMeter(t.ServerPIDs)
 	prog := startProgress(t.Progress, t.ProgressEvery, func(el time.Duration) string {
 		n := created.Load()
-		return fmt.Sprintf("fill: %5.1fs %d/%d znodes (%.0f/s), %d errors", el.Seconds(), n, o.Znodes, float64(n)/el.Seconds(), errs.n.Load())
+		return fmt.Sprintf("fill: %5.1fs %d/%d znodes (%.0f/s), %d errors", el.Seconds(), n, o.Znodes-o.Start, float64(n)/el.Seconds(), errs.n.Load())
 	})
 	a := meter.Sample()
 	var wg sync.WaitGroup

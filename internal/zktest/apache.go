@@ -329,3 +329,7 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// PID is the server's process id, for tests that meter its CPU and
+// memory from /proc.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
