@@ -3,8 +3,8 @@ package tree
 import (
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,10 +16,14 @@ import (
 //
 //	ZOO_TREE_ZNODES=3000000 go test ./internal/tree/ -run X -bench Scale -benchtime 200000x
 //
-// Each reports gc-%: the collector's share of the process's CPU during
-// the loop (runtime/metrics), heap-B/znode: live heap after a forced
-// collection, divided by the znodes, and mark-ms: the wall time of that
-// forced collection (a full mark of the tree).
+// Each reports cpu-ns/op: the process's CPU time (getrusage) per op,
+// which a busy machine disturbs less than ns/op, the wall time;
+// heap-B/znode: the live heap after a forced collection, divided by the
+// znodes; gc-cpu-ms: the process's CPU time for that one collection, a
+// full mark of the tree; and gc-ns/op: the collector's CPU per op that
+// implies with GOGC=100, where a cycle comes every live-heap bytes
+// allocated: B/op / heap × gc-cpu-ms. (The loops are too short to wait
+// for the cycles of a 3M tree to happen.)
 func scaleTree(b *testing.B) (*Tree, []string) {
 	b.Helper()
 	n := 10000
@@ -49,44 +53,49 @@ func scaleTree(b *testing.B) (*Tree, []string) {
 	return tr, paths
 }
 
-var gcSamples = []metrics.Sample{
-	{Name: "/cpu/classes/gc/total:cpu-seconds"},
-	{Name: "/cpu/classes/total:cpu-seconds"},
-}
-
-func gcCPU() (gc, total float64) {
-	metrics.Read(gcSamples)
-	return gcSamples[0].Value.Float64(), gcSamples[1].Value.Float64()
+// cpuTime is the process's user and system CPU time.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportHeap forces a collection and reports the live heap per znode and
 // how long the collection took.
-func reportHeap(b *testing.B, tr *Tree) {
+func reportHeap(b *testing.B, tr *Tree, bytesPerOp float64) {
 	b.Helper()
 	runtime.GC()
+	gc0 := cpuTime(b)
 	start := time.Now()
 	runtime.GC()
-	mark := time.Since(start)
+	wall := time.Since(start)
+	gc := (cpuTime(b) - gc0).Seconds()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapAlloc)/float64(tr.NodeCount()), "heap-B/znode")
-	b.ReportMetric(float64(mark.Microseconds())/1000, "mark-ms")
+	b.ReportMetric(gc*1000, "gc-cpu-ms")
+	b.ReportMetric(float64(wall.Microseconds())/1000, "gc-wall-ms")
+	b.ReportMetric(bytesPerOp/float64(ms.HeapAlloc)*gc*1e9, "gc-ns/op")
+	runtime.KeepAlive(tr)
 }
 
 func runScale(b *testing.B, tr *Tree, op func(i int)) {
 	b.Helper()
 	b.ReportAllocs()
-	gc0, tot0 := gcCPU()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	b.ResetTimer()
+	cpu0 := cpuTime(b)
 	for i := range b.N {
 		op(i)
 	}
+	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
-	gc1, tot1 := gcCPU()
-	if tot1 > tot0 {
-		b.ReportMetric(100*(gc1-gc0)/(tot1-tot0), "gc-%")
-	}
-	reportHeap(b, tr)
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	reportHeap(b, tr, float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N))
 }
 
 func BenchmarkScaleSetData(b *testing.B) {
