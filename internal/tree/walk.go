@@ -114,7 +114,7 @@ func fnv64a(b []byte) uint64 {
 // system nodes of New) takes the restored data, ACL and stat. Quota
 // tracking is rebuilt by RebuildQuotas once every node is in. It fails
 // with jute.BadArguments for an invalid path and jute.NoNode for a missing
-// parent. The tree keeps data and copies acl.
+// parent. The tree copies data and acl.
 func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersisted) error {
 	if err := ValidatePath(path); err != nil {
 		return err
