@@ -61,9 +61,7 @@ func (t *Tree) redigest(path string, n *node) { t.apacheDigest += nodeApacheDige
 // running digest.
 func (t *Tree) recomputeApacheDigest() int64 {
 	var sum int64
-	for path, n := range t.nodes {
-		sum += nodeApacheDigest(path, n)
-	}
+	t.each(func(path string, _ nodeID, n *node) { sum += nodeApacheDigest(path, n) })
 	return sum
 }
 

@@ -46,7 +46,7 @@ func TestApacheDigestFollowsChanges(t *testing.T) {
 		t.Fatal("creating /a left the digest unchanged")
 	}
 	a, _ := tr.Stat("/a")
-	rootStat := tr.nodes[Root].stat
+	rootStat := tr.nodes.at(rootID).stat
 	want := refDigest("", nil, rootStat) + refDigest("/zookeeper", nil, StatPersisted{}) +
 		refDigest("/a", []byte("x"), StatPersisted{Czxid: a.Czxid, Mzxid: a.Mzxid, Pzxid: a.Pzxid, Ctime: a.Ctime, Mtime: a.Mtime})
 	if afterA != want {

@@ -10,10 +10,9 @@ import "slices"
 // default 0).
 func (t *Tree) ContainersToDelete() []string {
 	var out []string
-	for p := range t.containers {
-		n := t.nodes[p]
-		if n != nil && n.stat.Cversion > 0 && n.children.len() == 0 {
-			out = append(out, p)
+	for id := range t.containers {
+		if n := t.nodes.at(id); n.stat.Cversion > 0 && n.numKids == 0 {
+			out = append(out, t.pathOf(id))
 		}
 	}
 	slices.Sort(out)
@@ -26,13 +25,13 @@ func (t *Tree) ContainersToDelete() []string {
 // clock as the txn times that set mtime.
 func (t *Tree) ExpiredTTL(now int64) []string {
 	var out []string
-	for p := range t.ttls {
-		n := t.nodes[p]
-		if n == nil || n.children.len() > 0 {
+	for id := range t.ttls {
+		n := t.nodes.at(id)
+		if n.numKids > 0 {
 			continue
 		}
 		if ttl := TTLOf(n.stat.EphemeralOwner); ttl != 0 && now-n.stat.Mtime > ttl {
-			out = append(out, p)
+			out = append(out, t.pathOf(id))
 		}
 	}
 	slices.Sort(out)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ErrFrozenClosed is returned by Frozen.Walk after Close.
@@ -29,24 +30,27 @@ var ErrFrozenClosed = errors.New("tree: frozen view closed")
 // they are never saved for it.
 type Frozen struct {
 	gen    uint32
-	root   *node
 	closed atomic.Bool
+	// chunks is the slab's chunk list at the freeze: every node of the
+	// view is in it, and chunks are never moved. acls is the ACL table's
+	// slot list at the freeze: a node not saved for the view still has
+	// the ACL slot it had then, and a slot is reused only after every
+	// node using it was saved.
+	chunks []*[chunkSize]node
+	acls   []*aclEntry
 
 	mu    sync.Mutex
-	saved map[*node]*savedNode // guarded by mu
+	saved map[nodeID]*savedNode // guarded by mu
 }
 
 // savedNode is a node as it was at the freeze.
 type savedNode struct {
-	data []byte
-	acl  *aclEntry
-	stat StatPersisted
-	kids []childRef // unsorted
-}
-
-type childRef struct {
-	name string
-	n    *node
+	buf     *byte
+	nameLen uint32
+	dataLen uint32
+	acl     *aclEntry
+	stat    StatPersisted
+	kids    []nodeID // unsorted
 }
 
 // Freeze returns a view of the tree as it is now. It must be called by
@@ -59,13 +63,20 @@ func (t *Tree) Freeze() *Frozen {
 		// Once in four billion freezes: make every node older than any
 		// view again. Open views stay right: touch never replaces a copy
 		// a view already has, so saving a node twice is harmless.
-		for _, n := range t.nodes {
-			n.gen = 0
+		for _, c := range t.nodes.chunks {
+			for i := range c {
+				c[i].gen = 0
+			}
 		}
 		t.gen = 0
 	}
 	t.gen++
-	f := &Frozen{gen: t.gen, root: t.nodes[Root], saved: make(map[*node]*savedNode)}
+	f := &Frozen{
+		gen:    t.gen,
+		chunks: slices.Clip(t.nodes.chunks),
+		acls:   slices.Clone(t.acls.entries),
+		saved:  make(map[nodeID]*savedNode),
+	}
 	t.frozen = append(t.frozen, f)
 	return f
 }
@@ -76,10 +87,11 @@ func (f *Frozen) Close() {
 	f.closed.Store(true)
 }
 
-// touch saves n, if it is older than an open view, into every such view
-// before the writer changes it. Every method that changes a node's data,
-// ACL, stat or children calls it first.
-func (t *Tree) touch(n *node) {
+// touch saves the node id, if it is older than an open view, into every
+// such view before the writer changes it. Every method that changes a
+// node's data, ACL, stat or children, or frees it, calls it first.
+func (t *Tree) touch(id nodeID) {
+	n := t.nodes.at(id)
 	if len(t.frozen) == 0 || n.gen == t.gen {
 		return
 	}
@@ -90,11 +102,12 @@ func (t *Tree) touch(n *node) {
 			continue
 		}
 		if s == nil {
-			s = &savedNode{data: n.getData(), acl: n.acl, stat: n.stat, kids: listKids(n.children)}
+			s = &savedNode{buf: n.buf, nameLen: n.nameLen, dataLen: n.dataLen,
+				acl: t.acls.get(n.acl), stat: n.stat, kids: t.kidIDs(id)}
 		}
 		f.mu.Lock()
-		if _, ok := f.saved[n]; !ok {
-			f.saved[n] = s
+		if _, ok := f.saved[id]; !ok {
+			f.saved[id] = s
 		}
 		f.mu.Unlock()
 	}
@@ -109,27 +122,57 @@ func (t *Tree) dropClosed() {
 	}
 }
 
-func listKids(k *kids) []childRef {
-	if k == nil || len(k.byName) == 0 {
-		return nil
-	}
-	refs := make([]childRef, 0, len(k.byName))
-	for name, n := range k.byName {
-		refs = append(refs, childRef{name, n})
-	}
-	return refs
-}
-
-// view returns n as it was at the freeze. Its kids are a private copy.
-func (f *Frozen) view(n *node) savedNode {
+// view returns the node id as it was at the freeze. Its kids are a
+// private copy. It reads the live slot only while the node is unsaved,
+// that is unchanged since the freeze; the writer saves it under mu before
+// changing it, so the two never race.
+func (f *Frozen) view(id nodeID) savedNode {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if s, ok := f.saved[n]; ok {
+	if s, ok := f.saved[id]; ok {
 		v := *s
 		v.kids = slices.Clone(s.kids) // the walker sorts its copy
 		return v
 	}
-	return savedNode{data: n.getData(), acl: n.acl, stat: n.stat, kids: listKids(n.children)}
+	n := atChunk(f.chunks, id)
+	v := savedNode{buf: n.buf, nameLen: n.nameLen, dataLen: n.dataLen, acl: f.acls[n.acl], stat: n.stat}
+	if n.numKids > 0 {
+		v.kids = make([]nodeID, 0, n.numKids)
+		for c := n.firstChild; c != 0; c = atChunk(f.chunks, c).next {
+			v.kids = append(v.kids, c)
+		}
+	}
+	return v
+}
+
+// childRef is a child on the walk's stack.
+type childRef struct {
+	name string
+	id   nodeID
+}
+
+// names returns kids with their names as they were at the freeze. A
+// name never changes while its node lives, and a buffer is never written
+// after it is made, so the strings stay valid.
+func (f *Frozen) names(kids []nodeID) []childRef {
+	refs := make([]childRef, len(kids))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, id := range kids {
+		var buf *byte
+		var l uint32
+		if s, ok := f.saved[id]; ok {
+			buf, l = s.buf, s.nameLen
+		} else {
+			n := atChunk(f.chunks, id)
+			buf, l = n.buf, n.nameLen
+		}
+		refs[i] = childRef{id: id}
+		if l > 0 {
+			refs[i].name = unsafe.String(buf, l)
+		}
+	}
+	return refs
 }
 
 // walkFrame is one directory on the walk's stack: its children in sorted
@@ -149,21 +192,23 @@ type walkFrame struct {
 func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 	var path []byte
 	var stack []walkFrame
-	visit := func(n *node) error {
+	visit := func(id nodeID) error {
 		if f.closed.Load() {
 			return ErrFrozenClosed
 		}
-		v := f.view(n)
-		if err := fn(path, Node{Data: v.data, ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}); err != nil {
+		v := f.view(id)
+		node := Node{Data: bufData(v.buf, v.nameLen, v.dataLen), ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}
+		if err := fn(path, node); err != nil {
 			return err
 		}
 		if len(v.kids) > 0 {
-			slices.SortFunc(v.kids, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
+			refs := f.names(v.kids)
+			slices.SortFunc(refs, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
 			plen := len(path)
 			if plen == len(Root) {
 				plen = 0 // the root's children are "/name"
 			}
-			stack = append(stack, walkFrame{kids: v.kids, plen: plen})
+			stack = append(stack, walkFrame{kids: refs, plen: plen})
 		}
 		if yield != nil {
 			yield()
@@ -171,7 +216,7 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 		return nil
 	}
 	path = append(path, Root...)
-	if err := visit(f.root); err != nil {
+	if err := visit(rootID); err != nil {
 		return err
 	}
 	for len(stack) > 0 {
@@ -183,7 +228,7 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 		c := top.kids[top.next]
 		top.next++
 		path = append(append(path[:top.plen], '/'), c.name...)
-		if err := visit(c.n); err != nil {
+		if err := visit(c.id); err != nil {
 			return err
 		}
 	}

@@ -107,6 +107,34 @@ func TestFrozenViewIgnoresLaterChanges(t *testing.T) {
 	}
 }
 
+// Create+delete churn reuses the freed slots, with or without a frozen
+// view open, so it does not grow the tree's memory (issue 17).
+func TestChurnReusesSlots(t *testing.T) {
+	tr := New()
+	mustCreate(t, tr, "/d", nil, 0, 1)
+	for i := range 3000 {
+		mustCreate(t, tr, fmt.Sprintf("/d/%d", i), []byte("x"), 0, int64(i+2))
+	}
+	chunks, hashes := len(tr.nodes.chunks), len(tr.index.heads)
+	zxid := int64(10000)
+	for round := range 20 {
+		f := tr.Freeze()
+		for i := range 3000 {
+			zxid++
+			p := fmt.Sprintf("/d/%d", i)
+			if err := tr.DeleteNode(p, zxid); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, tr, p, []byte{byte(round)}, 0, zxid)
+		}
+		f.Close()
+	}
+	if len(tr.nodes.chunks) != chunks || len(tr.index.heads) != hashes {
+		t.Errorf("after churn: %d chunks, %d hashes; before %d, %d", len(tr.nodes.chunks), len(tr.index.heads), chunks, hashes)
+	}
+	checkInvariants(t, tr)
+}
+
 // Once every view is closed the writer stops saving nodes: the saved
 // copies do not outlive the snapshot.
 func TestClosedViewsAreDropped(t *testing.T) {

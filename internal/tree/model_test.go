@@ -244,6 +244,10 @@ func TestTreeMatchesModel(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 1))
 		tr, m := New(), newModel()
+		if seed%2 == 1 {
+			// Most paths share a hash: the collision chains are exercised.
+			collide(tr, 3)
+		}
 		for i := range steps {
 			applyBoth(t, tr, m, randomOp(r, m), int64(i+1))
 			if i%50 == 49 {
@@ -251,6 +255,18 @@ func TestTreeMatchesModel(t *testing.T) {
 			}
 		}
 		compare(t, tr, m)
+	}
+}
+
+// collide rebuilds tr's path index with only mask's bits of each hash, so
+// that paths collide.
+func collide(tr *Tree, mask uint64) {
+	ids := map[string]nodeID{}
+	tr.each(func(path string, id nodeID, _ *node) { ids[path] = id })
+	tr.index.mask = mask
+	clear(tr.index.heads)
+	for path, id := range ids {
+		tr.indexAdd(path, id)
 	}
 }
 

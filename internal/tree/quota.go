@@ -78,27 +78,27 @@ func (t *Tree) updateQuota(path string, bytesDiff, countDiff int64) {
 		return
 	}
 	statPath := StatPath(prefix)
-	n, ok := t.nodes[statPath]
-	if !ok {
+	id := t.lookup(statPath)
+	if id == 0 {
 		return // Apache logs "Missing node for stat" and goes on
 	}
-	st := parseStats(n.getData())
+	st := parseStats(t.nodes.at(id).getData())
 	st.set(statCount, st.get(statCount)+countDiff)
 	st.set(statBytes, st.get(statBytes)+bytesDiff)
-	t.replaceData(statPath, n, st.bytes())
+	t.replaceData(statPath, id, st.bytes())
 }
 
 // recountQuota sets the stats node of path's quota to a fresh count of
 // path's subtree (DataTree.updateQuotaForPath).
 func (t *Tree) recountQuota(path string) {
 	statPath := StatPath(path)
-	sn, ok := t.nodes[statPath]
-	if !ok {
+	sn := t.lookup(statPath)
+	if sn == 0 {
 		return
 	}
 	var count, bytes int64
-	if n, ok := t.nodes[path]; ok {
-		count, bytes = subtreeUsage(n)
+	if id := t.lookup(path); id != 0 {
+		count, bytes = t.subtreeUsage(id)
 	}
 	st := stats{}
 	st.set(statCount, count)
@@ -106,13 +106,11 @@ func (t *Tree) recountQuota(path string) {
 	t.replaceData(statPath, sn, st.bytes())
 }
 
-func subtreeUsage(n *node) (count, bytes int64) {
-	count, bytes = 1, int64(len(n.getData()))
-	if n.children == nil {
-		return count, bytes
-	}
-	for _, c := range n.children.byName {
-		cc, cb := subtreeUsage(c)
+func (t *Tree) subtreeUsage(id nodeID) (count, bytes int64) {
+	n := t.nodes.at(id)
+	count, bytes = 1, int64(n.dataLength())
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		cc, cb := t.subtreeUsage(c)
 		count += cc
 		bytes += cb
 	}
@@ -120,9 +118,10 @@ func subtreeUsage(n *node) (count, bytes int64) {
 }
 
 // replaceData swaps a node's data without touching its stat.
-func (t *Tree) replaceData(path string, n *node, data []byte) {
-	t.touch(n)
-	t.dataSize += int64(len(data) - len(n.getData()))
+func (t *Tree) replaceData(path string, id nodeID, data []byte) {
+	t.touch(id)
+	n := t.nodes.at(id)
+	t.dataSize += int64(len(data) - n.dataLength())
 	t.undigest(path, n)
 	n.setData(data)
 	t.redigest(path, n)
@@ -149,8 +148,8 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if !ok {
 		return nil
 	}
-	ln, ok := t.nodes[LimitPath(prefix)]
-	if !ok {
+	ln := t.get(LimitPath(prefix))
+	if ln == nil {
 		return nil
 	}
 	limits := parseStats(ln.getData())
@@ -159,8 +158,8 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if !checkCount && !checkBytes {
 		return nil
 	}
-	sn, ok := t.nodes[StatPath(prefix)]
-	if !ok {
+	sn := t.get(StatPath(prefix))
+	if sn == nil {
 		return nil
 	}
 	cur := parseStats(sn.getData())

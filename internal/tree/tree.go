@@ -2,8 +2,8 @@ package tree
 
 import (
 	"slices"
-	"sync/atomic"
-	"unsafe"
+	"strings"
+	"sync"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -16,117 +16,15 @@ var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: 
 // /zookeeper/config since ZOOKEEPER-2014.
 var readACL = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 
-// node is one znode. Its path is its key in Tree.nodes; children maps each
-// child's name (a substring of the child's path) to the child.
-//
-// Its layout is kept to 96 bytes, a size class of Go's allocator (112
-// with a []byte for the data): a 3M-znode tree is mostly nodes.
-type node struct {
-	dataP    *byte  // the data, as a []byte without its capacity (see setData)
-	dataLen  uint32 // jute.maxbuffer bounds data far below 4 GiB
-	gen      uint32 // the newest Frozen view it was saved for, or created under
-	acl      *aclEntry
-	stat     StatPersisted
-	children *kids // nil until the first child
-}
-
-// emptyData is what an empty, non-nil data points at: nil and empty
-// differ on the wire, and both are kept.
-var emptyData byte
-
-func (n *node) setData(b []byte) {
-	n.dataLen = uint32(len(b))
-	switch {
-	case b == nil:
-		n.dataP = nil
-	case len(b) == 0:
-		n.dataP = &emptyData
-	default:
-		n.dataP = unsafe.SliceData(b)
-	}
-}
-
-// getData returns the data, shared: callers must not modify it.
-func (n *node) getData() []byte {
-	if n.dataP == nil {
-		return nil
-	}
-	return unsafe.Slice(n.dataP, n.dataLen)
-}
-
-func newNode(data []byte, acl *aclEntry, st StatPersisted) *node {
-	n := &node{acl: acl, stat: st}
-	n.setData(data)
-	return n
-}
-
-func (n *node) numChildren() int32 { return int32(n.children.len()) }
-
-// kids is a node's set of children by name, with the sorted list of names
-// cached between changes: lock and queue recipes call getChildren on a
-// large directory after every change, and a copy is cheaper than a sort.
-//
-// Readers share the tree (the server holds a read lock), so the cache is
-// an atomic pointer: concurrent readers may each build the list, and each
-// stores a complete one. Writers, which hold the tree alone, reset it.
-type kids struct {
-	byName map[string]*node
-	sorted atomic.Pointer[[]string] // nil when stale
-}
-
-func (k *kids) len() int {
-	if k == nil {
-		return 0
-	}
-	return len(k.byName)
-}
-
-func (k *kids) get(name string) (*node, bool) {
-	if k == nil {
-		return nil, false
-	}
-	n, ok := k.byName[name]
-	return n, ok
-}
-
-// names returns the sorted names, shared with the cache: do not modify.
-func (k *kids) names() []string {
-	if k == nil || len(k.byName) == 0 {
-		return nil
-	}
-	if p := k.sorted.Load(); p != nil {
-		return *p
-	}
-	sorted := make([]string, 0, len(k.byName))
-	for name := range k.byName {
-		sorted = append(sorted, name)
-	}
-	slices.Sort(sorted)
-	k.sorted.Store(&sorted)
-	return sorted
-}
-
-func (k *kids) add(name string, n *node) {
-	k.byName[name] = n
-	k.sorted.Store(nil)
-}
-
-func (k *kids) remove(name string) {
-	delete(k.byName, name)
-	k.sorted.Store(nil)
-}
-
-func (n *node) report() jute.Stat {
-	return n.stat.Report(n.numChildren(), int32(len(n.getData())))
-}
-
 // Tree is the data tree. The zero value is not usable; call New.
 type Tree struct {
-	nodes      map[string]*node
+	nodes      slab
+	index      pathIndex
+	names      nameCache
 	acls       aclTable
-	ephemerals map[int64]map[string]struct{} // session -> its ephemeral paths
-	containers map[string]struct{}
-	ttls       map[string]struct{}
+	ephemerals map[int64]map[nodeID]struct{} // session -> its ephemeral nodes
+	containers map[nodeID]struct{}
+	ttls       map[nodeID]struct{}
 	quotas     map[string]struct{} // paths with a zookeeper_limits node
 	dataSize   int64               // sum of len(path)+len(data)
 	// apacheDigest is the running sum of nodeApacheDigest (ApacheDigest).
@@ -137,6 +35,44 @@ type Tree struct {
 	frozen []*Frozen
 }
 
+// nameCache keeps the sorted child names of large directories between
+// changes: lock and queue recipes call getChildren on a large directory
+// after every change, and a copy is cheaper than a walk and a sort.
+// Readers share the tree (the server holds a read lock) and fill it
+// concurrently, hence the mutex; the writer forgets a directory's entry
+// when its children change. It is bounded: when full it starts over.
+type nameCache struct {
+	mu sync.Mutex
+	m  map[nodeID][]string // guarded by mu
+}
+
+const (
+	minCachedKids = 8    // smaller directories are sorted on each read
+	maxCachedDirs = 4096 // entries before the cache starts over
+)
+
+func (c *nameCache) forget(id nodeID) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+func (c *nameCache) get(id nodeID) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names, ok := c.m[id]
+	return names, ok
+}
+
+func (c *nameCache) put(id nodeID, names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedDirs {
+		c.m = make(map[nodeID][]string)
+	}
+	c.m[id] = names
+}
+
 // New returns a tree holding the system nodes, as a fresh Apache 3.8
 // server has them: "/", "/zookeeper" and "/zookeeper/quota" with empty
 // data and an open ACL; "/zookeeper/config" with empty data, a read-only
@@ -144,57 +80,66 @@ type Tree struct {
 // zxids and times are 0.
 func New() *Tree {
 	t := &Tree{
-		nodes:      make(map[string]*node),
+		index:      newPathIndex(),
 		acls:       newACLTable(),
-		ephemerals: make(map[int64]map[string]struct{}),
-		containers: make(map[string]struct{}),
-		ttls:       make(map[string]struct{}),
+		ephemerals: make(map[int64]map[nodeID]struct{}),
+		containers: make(map[nodeID]struct{}),
+		ttls:       make(map[nodeID]struct{}),
 		quotas:     make(map[string]struct{}),
 	}
-	t.nodes[Root] = newNode([]byte{}, t.acls.intern(openACL), StatPersisted{})
+	root := t.nodes.alloc()
+	n := t.nodes.at(root)
+	n.setBuf("", []byte{})
+	n.acl = t.acls.intern(openACL)
+	t.indexAdd(Root, root)
 	t.dataSize = int64(len(Root))
-	t.redigest(Root, t.nodes[Root])
+	t.redigest(Root, n)
 	t.addSystemNode(ProcPath, openACL)
 	t.addSystemNode(QuotaPath, openACL)
 	cfg := t.addSystemNode(ConfigPath, readACL)
-	cfg.stat.Aversion = -1 // outside the digest (/zookeeper/)
+	t.nodes.at(cfg).stat.Aversion = -1 // outside the digest (/zookeeper/)
 	return t
 }
 
 // addSystemNode links a node without touching its parent's stat, as the
 // DataTree constructor does: the root reports cversion -1 and /zookeeper
 // cversion -2 on a fresh server.
-func (t *Tree) addSystemNode(path string, acl []jute.ACL) *node {
+func (t *Tree) addSystemNode(path string, acl []jute.ACL) nodeID {
 	parent, name, _ := Split(path)
-	n := newNode([]byte{}, t.acls.intern(acl), StatPersisted{})
-	t.link(t.nodes[parent], name, path, n)
-	return n
+	return t.link(t.lookup(parent), name, path, []byte{}, t.acls.intern(acl), StatPersisted{})
 }
 
-// link adds n under parent and to the path map, keeping the size count.
-func (t *Tree) link(parent *node, name, path string, n *node) {
+// link adds a node under parent, to the path index and to the size
+// count, and returns it.
+func (t *Tree) link(parent nodeID, name, path string, data []byte, acl uint32, st StatPersisted) nodeID {
 	t.touch(parent)
-	n.gen = t.gen
-	if parent.children == nil {
-		parent.children = &kids{byName: make(map[string]*node, 4)}
-	}
-	parent.children.add(name, n)
-	t.nodes[path] = n
-	t.dataSize += int64(len(path) + len(n.getData()))
+	id := t.nodes.alloc()
+	n := t.nodes.at(id)
+	n.setBuf(name, data)
+	n.acl, n.stat, n.gen = acl, st, t.gen
+	t.addKid(parent, id)
+	t.indexAdd(path, id)
+	t.dataSize += int64(len(path) + n.dataLength())
 	t.redigest(path, n)
+	return id
+}
+
+// get returns the node at path, or nil.
+func (t *Tree) get(path string) *node {
+	if id := t.lookup(path); id != 0 {
+		return t.nodes.at(id)
+	}
+	return nil
 }
 
 // Exists reports whether path names a node.
-func (t *Tree) Exists(path string) bool {
-	_, ok := t.nodes[path]
-	return ok
-}
+func (t *Tree) Exists(path string) bool { return t.lookup(path) != 0 }
 
 // Stat returns the stat of path as Apache reports it, and whether the node
 // exists.
 func (t *Tree) Stat(path string) (jute.Stat, bool) {
-	n, ok := t.nodes[path]
-	if !ok {
+	n := t.get(path)
+	if n == nil {
 		return jute.Stat{}, false
 	}
 	return n.report(), true
@@ -205,8 +150,8 @@ func (t *Tree) Stat(path string) (jute.Stat, bool) {
 // replaces the slice rather than writing into it, so a slice once returned
 // stays valid.
 func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	n := t.get(path)
+	if n == nil {
 		return nil, jute.Stat{}, jute.NoNode
 	}
 	return n.getData(), n.report(), nil
@@ -217,21 +162,57 @@ func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
 // order; any order is correct, and a sorted one is reproducible and is
 // what tests written against Apache's small-name hash order expect.
 func (t *Tree) Children(path string) ([]string, jute.Stat, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	id := t.lookup(path)
+	if id == 0 {
 		return nil, jute.Stat{}, jute.NoNode
 	}
-	return slices.Clone(n.children.names()), n.report(), nil
+	n := t.nodes.at(id)
+	return slices.Clone(t.sortedNames(id)), n.report(), nil
+}
+
+// sortedNames returns id's child names in sorted order, shared with the
+// cache: do not modify.
+func (t *Tree) sortedNames(id nodeID) []string {
+	n := t.nodes.at(id)
+	if n.numKids == 0 {
+		return nil
+	}
+	if names, ok := t.names.get(id); ok {
+		return names
+	}
+	// One string holds every name, so the cached list pins no node's
+	// buffer after its data changes.
+	var size int
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		size += int(t.nodes.at(c).nameLen)
+	}
+	var all strings.Builder
+	all.Grow(size)
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		all.WriteString(t.nodes.at(c).name())
+	}
+	s := all.String()
+	names := make([]string, 0, n.numKids)
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		l := int(t.nodes.at(c).nameLen)
+		names = append(names, s[:l])
+		s = s[l:]
+	}
+	slices.Sort(names)
+	if len(names) >= minCachedKids {
+		t.names.put(id, names)
+	}
+	return names
 }
 
 // ACL returns the ACL and stat of path, or jute.NoNode. The slice is shared
 // with the tree: callers must not modify it.
 func (t *Tree) ACL(path string) ([]jute.ACL, jute.Stat, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	n := t.get(path)
+	if n == nil {
 		return nil, jute.Stat{}, jute.NoNode
 	}
-	return n.acl.acl, n.report(), nil
+	return t.acls.get(n.acl).acl, n.report(), nil
 }
 
 // AllChildrenNumber returns the number of descendants of path (children,
@@ -239,23 +220,21 @@ func (t *Tree) ACL(path string) ([]jute.ACL, jute.Stat, error) {
 // but the root, /zookeeper and its children included
 // (DataTree.getAllChildrenNumber).
 func (t *Tree) AllChildrenNumber(path string) (int, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	id := t.lookup(path)
+	if id == 0 {
 		return 0, jute.NoNode
 	}
-	if path == Root {
-		return len(t.nodes) - 1, nil
+	if id == rootID {
+		return t.nodes.count - 1, nil
 	}
-	return countDescendants(n), nil
+	return t.countDescendants(id), nil
 }
 
-func countDescendants(n *node) int {
-	c := n.children.len()
-	if c == 0 {
-		return 0
-	}
-	for _, child := range n.children.byName {
-		c += countDescendants(child)
+func (t *Tree) countDescendants(id nodeID) int {
+	n := t.nodes.at(id)
+	c := int(n.numKids)
+	for k := n.firstChild; k != 0; k = t.nodes.at(k).next {
+		c += t.countDescendants(k)
 	}
 	return c
 }
@@ -263,10 +242,13 @@ func countDescendants(n *node) int {
 // Ephemerals returns the paths of the ephemeral nodes owned by session, in
 // sorted order.
 func (t *Tree) Ephemerals(session int64) []string {
-	set := t.ephemerals[session]
+	return t.sortedPaths(t.ephemerals[session])
+}
+
+func (t *Tree) sortedPaths(set map[nodeID]struct{}) []string {
 	paths := make([]string, 0, len(set))
-	for p := range set {
-		paths = append(paths, p)
+	for id := range set {
+		paths = append(paths, t.pathOf(id))
 	}
 	slices.Sort(paths)
 	return paths
@@ -285,7 +267,7 @@ func (t *Tree) EphemeralCount() int {
 // NodeCount returns the number of znodes, the root included. Apache's
 // zk_znode_count is one more: its path map holds the root twice, under ""
 // and "/".
-func (t *Tree) NodeCount() int { return len(t.nodes) }
+func (t *Tree) NodeCount() int { return t.nodes.count }
 
 // ApproximateDataSize returns the sum over all nodes of the length of the
 // path and of the data (DataTree.cachedApproximateDataSize, mntr's
@@ -303,9 +285,9 @@ type Info struct {
 
 // Lookup returns the persisted state of path and whether it exists.
 func (t *Tree) Lookup(path string) (Info, bool) {
-	n, ok := t.nodes[path]
-	if !ok {
+	n := t.get(path)
+	if n == nil {
 		return Info{}, false
 	}
-	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: n.acl.acl, Data: n.getData()}, true
+	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: t.acls.get(n.acl).acl, Data: n.getData()}, true
 }

@@ -549,19 +549,26 @@ func TestConcurrentReads(t *testing.T) {
 	wg.Wait()
 }
 
-// A node stays in the 96-byte size class: a 3M-znode tree is mostly
-// nodes, and the next class is 112.
+// A node stays at 112 bytes: a 3M-znode tree is mostly nodes, and a
+// chunk of them must stay under the collector's 128 KiB oblet.
 func TestNodeSize(t *testing.T) {
-	if got := unsafe.Sizeof(node{}); got != 96 {
-		t.Fatalf("node is %d bytes; want 96", got)
+	if got := unsafe.Sizeof(node{}); got != 112 {
+		t.Fatalf("node is %d bytes; want 112", got)
+	}
+	if got := unsafe.Sizeof([chunkSize]node{}); got > 128<<10 {
+		t.Fatalf("chunk is %d bytes; want at most 128 KiB", got)
 	}
 }
 
 // Data keeps nil and empty apart and gives back the bytes it was given.
 func TestNodeData(t *testing.T) {
 	for _, data := range [][]byte{nil, {}, []byte("x"), make([]byte, 1000)} {
-		n := newNode(data, nil, StatPersisted{})
+		var n node
+		n.setBuf("name", data)
 		got := n.getData()
+		if n.name() != "name" {
+			t.Fatalf("name() = %q after setBuf", n.name())
+		}
 		if (got == nil) != (data == nil) || !bytes.Equal(got, data) || len(got) != len(data) {
 			t.Fatalf("getData() = %v (nil %v); set %v (nil %v)", got, got == nil, data, data == nil)
 		}

@@ -24,22 +24,45 @@ type Node struct {
 // and siblings in sorted order, starting at "/". It stops when fn returns
 // false. fn must not change the tree.
 func (t *Tree) Walk(fn func(path string, n Node) bool) {
-	t.walk(Root, t.nodes[Root], fn)
+	t.walk(Root, rootID, fn)
 }
 
-func (t *Tree) walk(path string, n *node, fn func(string, Node) bool) bool {
-	view := Node{Data: n.getData(), ACL: n.acl.acl, ACLID: n.acl.id, Stat: n.stat, NumChildren: n.numChildren()}
+func (t *Tree) walk(path string, id nodeID, fn func(string, Node) bool) bool {
+	n := t.nodes.at(id)
+	e := t.acls.get(n.acl)
+	view := Node{Data: n.getData(), ACL: e.acl, ACLID: e.id, Stat: n.stat, NumChildren: n.numChildren()}
 	if !fn(path, view) {
 		return false
 	}
-	// A copy: fn may read Children, which can replace the cache.
-	for _, name := range slices.Clone(n.children.names()) {
-		child, _ := n.children.get(name)
-		if !t.walk(Join(path, name), child, fn) {
+	if n.numKids == 0 {
+		return true
+	}
+	// Names and ids, sorted: fn may read Children, which can replace the
+	// cache.
+	refs := make([]childRef, 0, n.numKids)
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		refs = append(refs, childRef{t.nodes.at(c).name(), c})
+	}
+	slices.SortFunc(refs, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
+	for _, c := range refs {
+		if !t.walk(Join(path, c.name), c.id, fn) {
 			return false
 		}
 	}
 	return true
+}
+
+// each calls fn for every node with its path, in no particular order.
+func (t *Tree) each(fn func(path string, id nodeID, n *node)) {
+	var rec func(path string, id nodeID)
+	rec = func(path string, id nodeID) {
+		n := t.nodes.at(id)
+		fn(path, id, n)
+		for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+			rec(Join(path, t.nodes.at(c).name()), c)
+		}
+	}
+	rec(Root, rootID)
 }
 
 // Digest returns a hash of the whole tree: every node's path, data (nil
@@ -50,14 +73,14 @@ func (t *Tree) walk(path string, n *node, fn func(string, Node) bool) bool {
 func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
-	for path, n := range t.nodes {
-		buf = appendNodeKey(buf[:0], path, n)
+	t.each(func(path string, _ nodeID, n *node) {
+		buf = t.appendNodeKey(buf[:0], path, n)
 		sum += fnv64a(buf)
-	}
+	})
 	return sum
 }
 
-func appendNodeKey(b []byte, path string, n *node) []byte {
+func (t *Tree) appendNodeKey(b []byte, path string, n *node) []byte {
 	b = append(b, path...)
 	b = append(b, 0)
 	if n.getData() == nil {
@@ -73,7 +96,7 @@ func appendNodeKey(b []byte, path string, n *node) []byte {
 	for _, v := range [...]int32{s.Version, s.Cversion, s.Aversion} {
 		b = binary.BigEndian.AppendUint32(b, uint32(v))
 	}
-	return binary.BigEndian.AppendUint64(b, n.acl.hash)
+	return binary.BigEndian.AppendUint64(b, t.acls.get(n.acl).hash)
 }
 
 // fnv64a is FNV-1a, inline so that hashing a node allocates nothing.
@@ -91,31 +114,31 @@ func fnv64a(b []byte) uint64 {
 // system nodes of New) takes the restored data, ACL and stat. Quota
 // tracking is rebuilt by RebuildQuotas once every node is in. It fails
 // with jute.BadArguments for an invalid path and jute.NoNode for a missing
-// parent. The tree keeps data and copies acl.
+// parent. The tree copies data and acl.
 func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersisted) error {
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
-	if n, ok := t.nodes[path]; ok {
-		t.unindex(path, n.stat.EphemeralOwner)
-		t.replaceData(path, n, data) // keeps the digest in step
+	if id := t.lookup(path); id != 0 {
+		n := t.nodes.at(id)
+		t.unindexKind(id, n.stat.EphemeralOwner)
+		t.replaceData(path, id, data) // keeps the digest in step
 		t.undigest(path, n)
 		old := n.acl
 		n.acl = t.acls.intern(acl)
 		t.acls.release(old)
 		n.stat = st
 		t.redigest(path, n)
-		t.index(path, st.EphemeralOwner)
+		t.indexKind(id, st.EphemeralOwner)
 		return nil
 	}
 	parentPath, name, _ := Split(path)
-	parent, ok := t.nodes[parentPath]
-	if !ok {
+	pid := t.lookup(parentPath)
+	if pid == 0 {
 		return jute.NoNode
 	}
-	n := newNode(data, t.acls.intern(acl), st)
-	t.link(parent, name, path, n)
-	t.index(path, st.EphemeralOwner)
+	id := t.link(pid, name, path, data, t.acls.intern(acl), st)
+	t.indexKind(id, st.EphemeralOwner)
 	return nil
 }
 
@@ -125,7 +148,7 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 func (t *Tree) RebuildQuotas() {
 	clear(t.quotas)
 	var found []string
-	t.walk(QuotaPath, t.nodes[QuotaPath], func(path string, n Node) bool {
+	t.walk(QuotaPath, t.lookup(QuotaPath), func(path string, n Node) bool {
 		suffix := "/" + LimitNode
 		if n.NumChildren == 0 && strings.HasSuffix(path, suffix) {
 			found = append(found, path[len(QuotaPath):strings.Index(path, suffix)])
@@ -161,19 +184,25 @@ func (t *Tree) CheckInvariants() error {
 
 func (t *Tree) checkLinks() error {
 	var size int64
-	for path, n := range t.nodes {
-		size += int64(len(path) + len(n.getData()))
-		if path == Root {
-			continue
+	count := 0
+	var err error
+	t.each(func(path string, id nodeID, n *node) {
+		count++
+		size += int64(len(path) + n.dataLength())
+		if err != nil {
+			return
 		}
-		parentPath, name, _ := Split(path)
-		parent, ok := t.nodes[parentPath]
-		if child, _ := parent.children.get(name); !ok || child != n {
-			return fmt.Errorf("%w: %s is not linked to its parent", ErrInconsistent, path)
+		if got := t.lookup(path); got != id {
+			err = fmt.Errorf("%w: %s is not in the path index", ErrInconsistent, path)
+			return
 		}
-		if err := checkKids(path, n.children); err != nil {
-			return err
-		}
+		err = t.checkKids(path, id)
+	})
+	if err != nil {
+		return err
+	}
+	if count != t.nodes.count || len(t.index.heads) > count {
+		return fmt.Errorf("%w: %d nodes reachable, %d counted, %d hashes", ErrInconsistent, count, t.nodes.count, len(t.index.heads))
 	}
 	if size != t.dataSize {
 		return fmt.Errorf("%w: data size %d, counted %d", ErrInconsistent, t.dataSize, size)
@@ -181,18 +210,27 @@ func (t *Tree) checkLinks() error {
 	return nil
 }
 
-// checkKids verifies that a cached name list matches the set.
-func checkKids(path string, k *kids) error {
-	if k == nil || k.sorted.Load() == nil {
-		return nil
+// checkKids verifies a node's child list: its count, its back links, and
+// the cached sorted names if there are any.
+func (t *Tree) checkKids(path string, id nodeID) error {
+	n := t.nodes.at(id)
+	var names []string
+	prev := nodeID(0)
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		k := t.nodes.at(c)
+		if k.parent != id || k.prev != prev {
+			return fmt.Errorf("%w: bad links at child %s of %s", ErrInconsistent, k.name(), path)
+		}
+		names = append(names, k.name())
+		prev = c
 	}
-	sorted := *k.sorted.Load()
-	if len(sorted) != len(k.byName) || !slices.IsSorted(sorted) {
-		return fmt.Errorf("%w: stale child list of %s", ErrInconsistent, path)
+	if len(names) != int(n.numKids) {
+		return fmt.Errorf("%w: %s has %d children, counts %d", ErrInconsistent, path, len(names), n.numKids)
 	}
-	for _, name := range sorted {
-		if _, ok := k.byName[name]; !ok {
-			return fmt.Errorf("%w: stale child %s of %s", ErrInconsistent, name, path)
+	if cached, ok := t.names.get(id); ok {
+		slices.Sort(names)
+		if !slices.Equal(cached, names) {
+			return fmt.Errorf("%w: stale child list of %s", ErrInconsistent, path)
 		}
 	}
 	return nil
@@ -200,25 +238,29 @@ func checkKids(path string, k *kids) error {
 
 func (t *Tree) checkIndexes() error {
 	eph, cont, ttl := 0, 0, 0
-	for path, n := range t.nodes {
+	var err error
+	t.each(func(path string, id nodeID, n *node) {
 		owner := n.stat.EphemeralOwner
 		var in bool
 		switch KindOf(owner) {
 		case Persistent:
-			continue
+			return
 		case Ephemeral:
-			_, in = t.ephemerals[owner][path]
+			_, in = t.ephemerals[owner][id]
 			eph++
 		case Container:
-			_, in = t.containers[path]
+			_, in = t.containers[id]
 			cont++
 		case TTL:
-			_, in = t.ttls[path]
+			_, in = t.ttls[id]
 			ttl++
 		}
-		if !in {
-			return fmt.Errorf("%w: %s missing from the %v index", ErrInconsistent, path, KindOf(owner))
+		if !in && err == nil {
+			err = fmt.Errorf("%w: %s missing from the %v index", ErrInconsistent, path, KindOf(owner))
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if eph != t.EphemeralCount() || cont != len(t.containers) || ttl != len(t.ttls) {
 		return fmt.Errorf("%w: index sizes %d/%d/%d, nodes %d/%d/%d", ErrInconsistent,
@@ -228,13 +270,12 @@ func (t *Tree) checkIndexes() error {
 }
 
 func (t *Tree) checkACLRefs() error {
-	refs := make(map[*aclEntry]int)
-	for _, n := range t.nodes {
-		refs[n.acl]++
-	}
-	for e, c := range refs {
-		if e.refs != c || t.acls.byKey[e.key] != e {
-			return fmt.Errorf("%w: ACL %d has %d refs, %d nodes", ErrInconsistent, e.id, e.refs, c)
+	refs := make(map[uint32]int)
+	t.each(func(_ string, _ nodeID, n *node) { refs[n.acl]++ })
+	for slot, c := range refs {
+		e := t.acls.get(slot)
+		if e == nil || e.refs != c || t.acls.byKey[e.key] != e || e.slot != slot {
+			return fmt.Errorf("%w: ACL slot %d has the wrong count or entry (%d nodes)", ErrInconsistent, slot, c)
 		}
 	}
 	if len(refs) != len(t.acls.byKey) {

@@ -17,68 +17,68 @@ import (
 //
 // It fails with jute.BadArguments for an invalid path, jute.NoNode if the
 // parent is missing, and jute.NodeExists if path exists; the tree is then
-// unchanged. The tree keeps data and copies acl.
+// unchanged. The tree copies data and acl.
 func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64) (jute.Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return jute.Stat{}, err
 	}
 	parentPath, name, _ := Split(path)
-	parent, ok := t.nodes[parentPath]
-	if !ok {
+	pid := t.lookup(parentPath)
+	if pid == 0 {
 		return jute.Stat{}, jute.NoNode
 	}
-	if _, ok := parent.children.get(name); ok || path == Root {
+	if path == Root || t.lookup(path) != 0 {
 		return jute.Stat{}, jute.NodeExists
 	}
+	parent := t.nodes.at(pid)
 	if parentCVersion == -1 {
 		parentCVersion = parent.stat.Cversion + 1
 	}
-	t.touch(parent)
+	t.touch(pid)
 	if parentCVersion > parent.stat.Cversion {
 		t.undigest(parentPath, parent)
 		parent.stat.Cversion = parentCVersion
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	n := newNode(data, t.acls.intern(acl), StatPersisted{
+	id := t.link(pid, name, path, data, t.acls.intern(acl), StatPersisted{
 		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
 		Ctime: time, Mtime: time,
 		EphemeralOwner: owner,
 	})
-	t.link(parent, name, path, n)
-	t.index(path, owner)
+	t.indexKind(id, owner)
 	t.quotaNodeCreated(parentPath, name)
 	t.updateQuota(path, int64(len(data)), 1)
-	return n.report(), nil
+	return t.nodes.at(id).report(), nil
 }
 
-// index records a new node in the side index its kind needs.
-func (t *Tree) index(path string, owner int64) {
+// indexKind records a new node in the side index its kind needs.
+func (t *Tree) indexKind(id nodeID, owner int64) {
 	switch KindOf(owner) {
 	case Container:
-		t.containers[path] = struct{}{}
+		t.containers[id] = struct{}{}
 	case TTL:
-		t.ttls[path] = struct{}{}
+		t.ttls[id] = struct{}{}
 	case Ephemeral:
 		set := t.ephemerals[owner]
 		if set == nil {
-			set = make(map[string]struct{})
+			set = make(map[nodeID]struct{})
 			t.ephemerals[owner] = set
 		}
-		set[path] = struct{}{}
+		set[id] = struct{}{}
 	}
 }
 
-// unindex removes a deleted node from its side index.
-func (t *Tree) unindex(path string, owner int64) {
+// unindexKind removes a deleted node from its side index.
+func (t *Tree) unindexKind(id nodeID, owner int64) {
 	switch KindOf(owner) {
 	case Container:
-		delete(t.containers, path)
+		delete(t.containers, id)
 	case TTL:
-		delete(t.ttls, path)
+		delete(t.ttls, id)
 	case Ephemeral:
 		set := t.ephemerals[owner]
-		delete(set, path)
+		delete(set, id)
 		if len(set) == 0 {
 			delete(t.ephemerals, owner)
 		}
@@ -101,65 +101,70 @@ func (t *Tree) unindex(path string, owner int64) {
 // It fails with jute.NoNode if path or its parent does not exist, and
 // jute.BadArguments for the root.
 func (t *Tree) DeleteNode(path string, zxid int64) error {
-	parentPath, name, ok := Split(path)
+	parentPath, _, ok := Split(path)
 	if !ok || path == Root {
 		return jute.BadArguments
 	}
-	parent, ok := t.nodes[parentPath]
-	if !ok {
+	pid := t.lookup(parentPath)
+	if pid == 0 {
 		return jute.NoNode
 	}
-	t.touch(parent)
+	parent := t.nodes.at(pid)
+	t.touch(pid)
 	if zxid > parent.stat.Pzxid {
 		t.undigest(parentPath, parent)
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	n, ok := t.nodes[path]
-	if child, _ := parent.children.get(name); !ok || child != n {
+	id := t.lookup(path)
+	if id == 0 {
 		return jute.NoNode
 	}
-	parent.children.remove(name)
-	t.unlink(path, n)
+	t.unlink(path, id)
 	return nil
 }
 
-// unlink forgets n, at path, and all its descendants, keeping every count
-// and index in step.
-func (t *Tree) unlink(path string, n *node) {
-	if n.children != nil {
-		for name, child := range n.children.byName {
-			t.unlink(Join(path, name), child)
-		}
+// unlink forgets the node id, at path, and all its descendants, keeping
+// every count and index in step, and frees their slots. Each is saved for
+// the open Frozen views first, since its slot may be reused.
+func (t *Tree) unlink(path string, id nodeID) {
+	t.touch(id)
+	n := t.nodes.at(id)
+	for n.firstChild != 0 {
+		c := n.firstChild
+		t.unlink(Join(path, t.nodes.at(c).name()), c)
 	}
 	t.undigest(path, n)
-	delete(t.nodes, path)
-	t.dataSize -= int64(len(path) + len(n.getData()))
+	t.indexRemove(path, id)
+	t.dataSize -= int64(len(path) + n.dataLength())
 	t.acls.release(n.acl)
-	t.unindex(path, n.stat.EphemeralOwner)
+	t.unindexKind(id, n.stat.EphemeralOwner)
 	parentPath, name, _ := Split(path)
 	t.quotaNodeDeleted(parentPath, name)
-	t.updateQuota(path, -int64(len(n.getData())), -1)
+	t.updateQuota(path, -int64(n.dataLength()), -1)
+	t.removeKid(id)
+	t.names.forget(id)
+	t.nodes.release(id)
 }
 
 // SetData replaces the data of path, sets its version to version (the new
 // version prep computed, not the expected one) and its mtime and mzxid,
 // and returns the new stat (DataTree.setData). It fails with jute.NoNode.
-// The tree keeps data.
+// The tree copies data.
 func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64) (jute.Stat, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	id := t.lookup(path)
+	if id == 0 {
 		return jute.Stat{}, jute.NoNode
 	}
-	t.touch(n)
+	n := t.nodes.at(id)
+	t.touch(id)
 	t.undigest(path, n)
-	old := n.getData()
+	diff := int64(len(data) - n.dataLength())
 	n.setData(data)
 	n.stat.Mtime = time
 	n.stat.Mzxid = zxid
 	n.stat.Version = version
 	t.redigest(path, n)
-	diff := int64(len(data) - len(old))
 	t.dataSize += diff
 	t.updateQuota(path, diff, 0)
 	return n.report(), nil
@@ -169,11 +174,12 @@ func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64
 // new aversion prep computed), and returns the new stat
 // (DataTree.setACL). It changes no zxid or time. It fails with jute.NoNode.
 func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, error) {
-	n, ok := t.nodes[path]
-	if !ok {
+	id := t.lookup(path)
+	if id == 0 {
 		return jute.Stat{}, jute.NoNode
 	}
-	t.touch(n)
+	n := t.nodes.at(id)
+	t.touch(id)
 	old := n.acl
 	n.acl = t.acls.intern(acl)
 	t.acls.release(old)
@@ -189,15 +195,16 @@ func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, er
 // meets an existing node on replay, so the parent still ends with the
 // cversion the create gave it. It fails with jute.NoNode.
 func (t *Tree) SetCversionPzxid(path string, cversion int32, zxid int64) error {
-	n, ok := t.nodes[path]
-	if !ok {
+	id := t.lookup(path)
+	if id == 0 {
 		return jute.NoNode
 	}
+	n := t.nodes.at(id)
 	if cversion == -1 {
 		cversion = n.stat.Cversion + 1
 	}
 	if cversion > n.stat.Cversion {
-		t.touch(n)
+		t.touch(id)
 		t.undigest(path, n)
 		n.stat.Cversion = cversion
 		n.stat.Pzxid = zxid

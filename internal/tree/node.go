@@ -1,0 +1,305 @@
+package tree
+
+import (
+	"hash/maphash"
+	"unsafe"
+
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+// The tree's memory is shaped for Go's collector (issue 17). A 3M-znode
+// tree held as a map of path strings to node structs, each with a data
+// slice, an ACL pointer and a map of children, gave the collector about
+// seven pointers and three objects per znode to trace: at 3M znodes a
+// mark phase took 40–50 s on a busy machine and the live heap was as
+// large as Apache's. Here a znode costs the collector one pointer and one
+// pointer-free object:
+//
+//   - nodes live in fixed-size chunks of a slab, named by a uint32 id
+//     (nodeID); a chunk is one large object, and free slots are reused,
+//     so create+delete churn does not grow it;
+//   - a node's name and data share one pointer-free allocation (buf),
+//     replaced, never written in place, when the data changes, so a
+//     slice or string once handed out stays valid;
+//   - a node's children are a doubly linked list of ids through the
+//     children's own slots (firstChild, prev, next), not a map;
+//   - the path index is a map[uint64]nodeID from a seeded hash of the
+//     full path to the id, with collisions chained through hashNext: the
+//     map holds no pointers, so the collector never scans its buckets.
+//     A lookup confirms the path by matching names up the parent chain;
+//   - ACLs are indexes into the interned ACL table.
+//
+// The cost is a copy of the data on each change and an O(depth) check on
+// each lookup, both small against what they save.
+
+// nodeID names a slot of the slab; 0 is no node.
+type nodeID uint32
+
+// rootID is the root's slot: New creates it first and it is never freed.
+const rootID nodeID = 1
+
+const (
+	chunkShift = 10
+	chunkSize  = 1 << chunkShift // 1,024 nodes, 112 KiB: under the collector's 128 KiB oblet
+	chunkMask  = chunkSize - 1
+)
+
+// nilData in dataLen marks nil data, which differs from empty data on
+// the wire.
+const nilData = ^uint32(0)
+
+// node is one znode. It is 112 bytes, a size class of Go's allocator;
+// TestNodeSize keeps it there.
+type node struct {
+	buf        *byte  // the name, then the data; nil when both are empty
+	nameLen    uint32 // jute.maxbuffer bounds names and data far below 4 GiB
+	dataLen    uint32 // or nilData
+	gen        uint32 // the newest Frozen view it was saved for, or created under
+	acl        uint32 // index in the ACL table
+	parent     nodeID // 0 for the root and for free slots
+	firstChild nodeID
+	prev, next nodeID // siblings; next also links the free list
+	hashNext   nodeID // the next node whose path has the same hash
+	numKids    uint32
+	stat       StatPersisted
+}
+
+// emptyData is what empty, non-nil data is returned as.
+var emptyData = []byte{}
+
+// name returns the node's name ("" for the root), sharing its buffer.
+func (n *node) name() string {
+	if n.nameLen == 0 {
+		return ""
+	}
+	return unsafe.String(n.buf, n.nameLen)
+}
+
+// getData returns the data, shared: callers must not modify it.
+func (n *node) getData() []byte {
+	return bufData(n.buf, n.nameLen, n.dataLen)
+}
+
+func bufData(buf *byte, nameLen, dataLen uint32) []byte {
+	switch dataLen {
+	case nilData:
+		return nil
+	case 0:
+		return emptyData
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(buf), nameLen)), dataLen)
+}
+
+// dataLength is len(getData()) without building the slice.
+func (n *node) dataLength() int {
+	if n.dataLen == nilData {
+		return 0
+	}
+	return int(n.dataLen)
+}
+
+// setBuf gives the node name and data in a new buffer. The old buffer is
+// left as it was: readers and frozen views may still hold it.
+func (n *node) setBuf(name string, data []byte) {
+	n.nameLen = uint32(len(name))
+	n.dataLen = uint32(len(data))
+	if data == nil {
+		n.dataLen = nilData
+	}
+	if len(name)+len(data) == 0 {
+		n.buf = nil
+		return
+	}
+	b := make([]byte, len(name)+len(data))
+	copy(b[copy(b, name):], data)
+	n.buf = &b[0]
+}
+
+// setData replaces the data and keeps the name.
+func (n *node) setData(data []byte) { n.setBuf(n.name(), data) }
+
+func (n *node) numChildren() int32 { return int32(n.numKids) }
+
+func (n *node) report() jute.Stat {
+	return n.stat.Report(n.numChildren(), int32(n.dataLength()))
+}
+
+// slab holds the nodes. Chunks are never moved or freed, so a Frozen
+// view can keep the chunk list it saw and read old slots from another
+// goroutine while the writer appends chunks.
+type slab struct {
+	chunks []*[chunkSize]node
+	free   nodeID // head of the free list, linked through next
+	count  int    // nodes in use
+}
+
+func (s *slab) at(id nodeID) *node { return atChunk(s.chunks, id) }
+
+func atChunk(chunks []*[chunkSize]node, id nodeID) *node {
+	return &chunks[id>>chunkShift][id&chunkMask]
+}
+
+// alloc returns a zeroed slot.
+func (s *slab) alloc() nodeID {
+	s.count++
+	if id := s.free; id != 0 {
+		n := s.at(id)
+		s.free = n.next
+		*n = node{}
+		return id
+	}
+	c := new([chunkSize]node)
+	base := nodeID(len(s.chunks)) << chunkShift
+	s.chunks = append(s.chunks, c)
+	// Slot 0 of the first chunk stays unused: id 0 is no node.
+	first := base
+	if first == 0 {
+		first = 1
+	}
+	for i := base + chunkSize - 1; i > first; i-- {
+		c[i&chunkMask].next = s.free
+		s.free = i
+	}
+	return first
+}
+
+// release puts a slot back on the free list, dropping its buffer.
+func (s *slab) release(id nodeID) {
+	s.count--
+	*s.at(id) = node{next: s.free}
+	s.free = id
+}
+
+// pathIndex finds a node by its full path (see the comment at the top).
+// The hash is seeded per tree, so that no client can choose paths that
+// collide on every server.
+type pathIndex struct {
+	seed  maphash.Seed
+	mask  uint64 // all ones; tests narrow it to force collisions
+	heads map[uint64]nodeID
+}
+
+func newPathIndex() pathIndex {
+	return pathIndex{seed: maphash.MakeSeed(), mask: ^uint64(0), heads: make(map[uint64]nodeID)}
+}
+
+func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, path) & x.mask }
+
+// lookup returns the node at path, or 0.
+func (t *Tree) lookup(path string) nodeID {
+	for id := t.index.heads[t.index.hash(path)]; id != 0; id = t.nodes.at(id).hashNext {
+		if t.pathIs(id, path) {
+			return id
+		}
+	}
+	return 0
+}
+
+// pathIs reports whether id's path is path, matching names from the leaf
+// up.
+func (t *Tree) pathIs(id nodeID, path string) bool {
+	for {
+		n := t.nodes.at(id)
+		if n.parent == 0 {
+			return path == Root
+		}
+		name := n.name()
+		if len(path) < len(name)+1 || path[len(path)-len(name):] != name || path[len(path)-len(name)-1] != '/' {
+			return false
+		}
+		path = path[:len(path)-len(name)-1]
+		if n.parent == rootID {
+			return path == ""
+		}
+		id = n.parent
+	}
+}
+
+// pathOf builds id's full path.
+func (t *Tree) pathOf(id nodeID) string {
+	if id == rootID {
+		return Root
+	}
+	size := 0
+	for i := id; i != rootID; i = t.nodes.at(i).parent {
+		size += 1 + int(t.nodes.at(i).nameLen)
+	}
+	b := make([]byte, size)
+	end := size
+	for i := id; i != rootID; i = t.nodes.at(i).parent {
+		n := t.nodes.at(i)
+		end -= int(n.nameLen)
+		copy(b[end:], n.name())
+		end--
+		b[end] = '/'
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func (t *Tree) indexAdd(path string, id nodeID) {
+	h := t.index.hash(path)
+	t.nodes.at(id).hashNext = t.index.heads[h]
+	t.index.heads[h] = id
+}
+
+func (t *Tree) indexRemove(path string, id nodeID) {
+	h := t.index.hash(path)
+	next := t.nodes.at(id).hashNext
+	head := t.index.heads[h]
+	if head == id {
+		if next == 0 {
+			delete(t.index.heads, h)
+		} else {
+			t.index.heads[h] = next
+		}
+		return
+	}
+	for p := head; p != 0; p = t.nodes.at(p).hashNext {
+		if pn := t.nodes.at(p); pn.hashNext == id {
+			pn.hashNext = next
+			return
+		}
+	}
+}
+
+// addKid links child at the head of parent's list.
+func (t *Tree) addKid(parent, child nodeID) {
+	p, c := t.nodes.at(parent), t.nodes.at(child)
+	c.parent, c.prev, c.next = parent, 0, p.firstChild
+	if p.firstChild != 0 {
+		t.nodes.at(p.firstChild).prev = child
+	}
+	p.firstChild = child
+	p.numKids++
+	t.names.forget(parent)
+}
+
+// removeKid unlinks child from its parent's list.
+func (t *Tree) removeKid(child nodeID) {
+	c := t.nodes.at(child)
+	p := t.nodes.at(c.parent)
+	if c.prev != 0 {
+		t.nodes.at(c.prev).next = c.next
+	} else {
+		p.firstChild = c.next
+	}
+	if c.next != 0 {
+		t.nodes.at(c.next).prev = c.prev
+	}
+	p.numKids--
+	t.names.forget(c.parent)
+	c.prev, c.next = 0, 0
+}
+
+// kidIDs returns the ids of id's children, unsorted.
+func (t *Tree) kidIDs(id nodeID) []nodeID {
+	n := t.nodes.at(id)
+	if n.numKids == 0 {
+		return nil
+	}
+	out := make([]nodeID, 0, n.numKids)
+	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
+		out = append(out, c)
+	}
+	return out
+}
