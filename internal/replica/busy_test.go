@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/vfs/errorfs"
 )
@@ -153,5 +155,39 @@ func TestEnsembleSlowApplyKeepsLeader(t *testing.T) {
 		}()
 		createInOrder(t, f, "/slow-", 1000)
 	}()
+	converge(t, ms)
+}
+
+// Ref: issue 14 ("etcd's leader sends to followers while it writes its
+// own log"), raft thesis §10.2.1: the leader's fsync takes 2 s, the
+// followers' are quick. A write submitted on a follower commits on the
+// followers' two acknowledgements (a majority) and is answered there
+// before the leader's fsync is over; the leader applies it only after.
+func TestLeaderSendsWhileItWrites(t *testing.T) {
+	disks := map[uint64]*slowDisk{}
+	_, ms := startEnsemble(t, 3, func(c *Config) {
+		d := &slowDisk{stall: 2 * time.Second}
+		disks[c.ID] = d
+		c.FS = errorfs.Wrap(vfs.NewMem(), d)
+		c.Dir, c.SnapDir = logDir, snapDir
+		c.SegmentSize = 64 << 10
+		c.RequestTicks = 1000
+	})
+	lead := leader(t, ms)
+	f := follower(t, ms)
+	disks[lead.r.ID()].on.Store(true)
+	start := time.Now()
+	if err := f.r.Submit(context.Background(), create("/parallel"), 7); err != nil {
+		t.Fatal(err)
+	}
+	ev := f.await(t, 7)
+	took := time.Since(start)
+	disks[lead.r.ID()].on.Store(false)
+	if ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("write on a follower: %v %+v", ev.Kind, ev.Result)
+	}
+	if took >= disks[lead.r.ID()].stall {
+		t.Errorf("the write was answered after %v, not before the leader's %v fsync was over", took, disks[lead.r.ID()].stall)
+	}
 	converge(t, ms)
 }

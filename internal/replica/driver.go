@@ -221,11 +221,25 @@ func (r *Replica) Run() {
 		if len(r.waiting) >= r.cfg.MaxPending {
 			propc = nil
 		}
-		// With work left, the select does not wait, but a tick or a
-		// message that is there is still taken first, half the time.
+		// With work left, the select does not wait. A tick and what
+		// other members sent are taken first, every turn: a random
+		// pick among the ready cases could leave them waiting for many
+		// slices of a long apply, and a follower's election clock or a
+		// leader's heartbeats with them.
 		var busy <-chan struct{}
 		if more {
 			busy = always
+			select {
+			case <-ticker.C:
+				r.Tick()
+			default:
+			}
+			select {
+			case in := <-d.recvc:
+				r.receive(in)
+				r.drainInbox()
+			default:
+			}
 		}
 		select {
 		case <-busy:

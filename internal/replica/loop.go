@@ -327,7 +327,7 @@ func (r *Replica) processReady(enough func() bool) (more bool, err error) {
 					return false, err
 				}
 			case raft.LocalApplyThread:
-				r.toApply = append(r.toApply, rd.Messages[i])
+				r.toApply = append(r.toApply, pendingApply{m: rd.Messages[i], after: r.appendsSent})
 			default:
 				r.send(rd.Messages[i : i+1])
 			}
@@ -344,7 +344,26 @@ func (r *Replica) processReady(enough func() bool) (more bool, err error) {
 	if err := r.maybeSnapshot(); err != nil {
 		return false, err
 	}
-	return len(r.toApply) > 0 || r.rn.HasReady(), nil
+	return r.canApply() || r.rn.HasReady(), nil
+}
+
+// pendingApply is a MsgStorageApply waiting to be applied, and how many
+// log writes must be done before it may be: those started before it,
+// its own Ready's included. Its Ready's write holds the commit index
+// that covers its entries; applying (and so acknowledging) them before
+// that is written would let a restarted server come up, and serve,
+// without txns it had acknowledged until a new election commits them
+// again. (In an ensemble the commit index is written without its own
+// fsync, wal's LazyCommit, as before: such a member does not serve until
+// it hears from a leader.)
+type pendingApply struct {
+	m     raftpb.Message
+	after uint64
+}
+
+// canApply reports whether an entry may be applied now.
+func (r *Replica) canApply() bool {
+	return len(r.toApply) > 0 && r.toApply[0].after <= r.appendsDone
 }
 
 // settle processes until nothing is left to do: no Ready, nothing to
@@ -361,6 +380,7 @@ func (r *Replica) settle() error {
 // storeAppend makes a MsgStorageAppend durable: now, or on the driver's
 // log writer, which reports back to the loop (appendDone).
 func (r *Replica) storeAppend(m raftpb.Message) error {
+	r.appendsSent++
 	if r.drv != nil && r.drv.writing {
 		return r.drv.queueAppend(r, m)
 	}
@@ -431,6 +451,7 @@ func (r *Replica) appendDone(m raftpb.Message, err error) error {
 	if err != nil {
 		return err
 	}
+	r.appendsDone++
 	if m.Snapshot != nil && !raft.IsEmptySnap(*m.Snapshot) {
 		// Entries committed before the snapshot may still wait to be
 		// applied: they go first, or they would land on the newer state.
@@ -456,14 +477,15 @@ func (r *Replica) stepLocal(m raftpb.Message) {
 	}
 }
 
-// applySome applies the queued committed entries, telling raft of each
-// MsgStorageApply once it is all applied. With enough set, it stops as
+// applySome applies the queued committed entries whose log writes are
+// done (see pendingApply), telling raft of each MsgStorageApply once it
+// is all applied. With enough set, it stops as
 // soon as enough reports true (checked after each entry): the driver bounds each turn's share so that ticks,
 // heartbeats and received messages are handled between slices of a long
 // apply. A nil enough applies everything.
 func (r *Replica) applySome(enough func() bool) {
-	for len(r.toApply) > 0 {
-		m := &r.toApply[0]
+	for r.canApply() {
+		m := &r.toApply[0].m
 		for r.applyPos < len(m.Entries) {
 			end := len(m.Entries)
 			if enough != nil {
@@ -476,7 +498,7 @@ func (r *Replica) applySome(enough func() bool) {
 			}
 		}
 		resps := m.Responses
-		r.toApply[0] = raftpb.Message{}
+		r.toApply[0] = pendingApply{}
 		r.toApply = r.toApply[1:]
 		r.applyPos = 0
 		for i := range resps {
