@@ -338,11 +338,11 @@ type Replica struct {
 	snapshots
 	ticks       uint64 // ticks since the core started: requests' clock
 	lead        leaderWatch
-	unreachable []uint64         // peers a send failed to, for raft
-	toApply     []pendingApply   // MsgStorageApply messages not yet all applied
-	applyPos    int              // entries of toApply[0] already applied
-	appendsSent uint64           // log writes started (storeAppend)
-	appendsDone uint64           // log writes done (appendDone), in order
+	unreachable []uint64       // peers a send failed to, for raft
+	toApply     []pendingApply // MsgStorageApply messages not yet all applied
+	applyPos    int            // entries of toApply[0] already applied
+	appendsSent uint64         // log writes started (storeAppend)
+	appendsDone uint64         // log writes done (appendDone), in order
 	applied     uint64
 	appliedTerm uint64
 	compacted   uint64
