@@ -10,7 +10,7 @@ import (
 // The core is the Replica stepped by method calls, as raft's RawNode is:
 // Tick advances its logical clock, Step and StepSnapshot hand it what
 // other members sent, Propose hands it a request, and Process does what
-// is ready (persist, send, apply, Advance, prep). It starts no goroutine,
+// is ready (send, persist, apply, prep). It starts no goroutine,
 // reads no clock but Config.Now (txn times) and Config.Clock (metrics),
 // and reaches the network only through Config.Transport's Send and
 // SendStream: the running server and the simulator drive the same code.
@@ -28,7 +28,7 @@ var ErrBusy = errors.New("replica: too many requests waiting")
 // just started waits for the leader's heartbeat or its own election
 // timeout.
 func (r *Replica) Start() error {
-	if err := r.processReady(); err != nil {
+	if err := r.settle(); err != nil {
 		return err
 	}
 	if slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) {
@@ -39,13 +39,13 @@ func (r *Replica) Start() error {
 	return nil
 }
 
-// Process handles every Ready raft has, in raft's order, and preps (as
+// Process handles every Ready raft has (see processReady), and preps (as
 // leader) or forwards (as follower) the requests waiting, until nothing
 // is left to do. An error means the log cannot be written: the replica
 // must stop (Close) and nothing of the failed Ready was acknowledged.
 func (r *Replica) Process() error {
 	for {
-		if err := r.processReady(); err != nil {
+		if err := r.settle(); err != nil {
 			return err
 		}
 		r.propose()
@@ -53,6 +53,18 @@ func (r *Replica) Process() error {
 			return nil
 		}
 	}
+}
+
+// turn is the driver's Process: it applies until enough says to stop
+// (see applySome), so that a long backlog is applied across turns with
+// ticks and messages handled in between, and reports whether work is
+// left.
+func (r *Replica) turn(enough func() bool) (more bool, err error) {
+	if more, err = r.processReady(enough); err != nil {
+		return false, err
+	}
+	r.propose()
+	return more || r.rn.HasReady(), nil
 }
 
 // Tick advances the core's logical clock by one tick (Config.Tick):

@@ -34,7 +34,38 @@ type driver struct {
 	streamCtx    context.Context
 	streamCancel context.CancelFunc
 	snapSentc    chan snapSent
+
+	// The log writer: a goroutine that makes raft's MsgStorageAppends
+	// durable, in order, while the loop goes on (see processReady).
+	// appending counts the writes handed to it whose result the loop has
+	// not taken; at most maxAppending, so neither channel ever blocks its
+	// sender. writing is set once the writer runs.
+	appendc     chan raftpb.Message
+	appendDonec chan appendResult
+	appending   int
+	writing     bool
+	writerDone  chan struct{}
 }
+
+// appendResult is a log write done by the writer.
+type appendResult struct {
+	m   raftpb.Message
+	err error
+}
+
+// maxAppending bounds the log writes queued for the writer. More wait in
+// raft (its unstable log, bounded by MaxUncommittedEntriesSize on the
+// leader and by what the leader sends on a follower).
+const maxAppending = 256
+
+// applySlice bounds, as a share of a tick, how long one loop turn
+// applies, so that a long backlog (a follower catching up, a burst of
+// writes, a slow apply) is applied in slices with ticks, heartbeats and
+// received messages handled between them.
+const applySlice = 2 // a turn applies for at most Tick/applySlice
+
+// always is a closed channel: a select on it never waits.
+var always = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // maxBatch bounds how many queued requests one loop turn takes, so a burst
 // of requests still lets ticks and Readies through.
@@ -48,6 +79,10 @@ func newDriver(maxPending int) *driver {
 		donec:     make(chan struct{}),
 		snapc:     make(chan snapResult, 1),
 		snapSentc: make(chan snapSent),
+
+		appendc:     make(chan raftpb.Message, maxAppending),
+		appendDonec: make(chan appendResult, maxAppending),
+		writerDone:  make(chan struct{}),
 	}
 	d.streamCtx, d.streamCancel = context.WithCancel(context.Background())
 	return d
@@ -57,6 +92,83 @@ func newDriver(maxPending int) *driver {
 // own; the loop receives the result before it ends (finishSnapshot).
 func (d *driver) writeSnapshot(r *Replica, job snapJob) {
 	go func() { d.snapc <- snapResult{job: job, err: r.writeSnapshot(job)} }()
+}
+
+// writeLog is the log writer: it makes each MsgStorageAppend durable, in
+// the order raft emitted them, and hands the result back to the loop. It
+// ends when the loop stops; writes still queued then were never
+// acknowledged.
+//
+// Writes queued while one is under way share its successor's fsync (group
+// commit): on a slow disk the queue then drains a batch per fsync rather
+// than a write per fsync, and the loop is not held back by it.
+func (d *driver) writeLog(r *Replica) {
+	defer close(d.writerDone)
+	var batch []raftpb.Message
+	for {
+		select {
+		case m := <-d.appendc:
+			batch = append(batch[:0], m)
+		case <-d.stopc:
+			return
+		}
+	take:
+		for len(batch) < maxAppending {
+			select {
+			case m := <-d.appendc:
+				batch = append(batch, m)
+			default:
+				break take
+			}
+		}
+		for len(batch) > 0 {
+			n := groupable(batch)
+			err := r.saveGroup(batch[:n])
+			for _, m := range batch[:n] {
+				d.appendDonec <- appendResult{m: m, err: err} // room: see appending
+			}
+			batch = batch[n:]
+		}
+	}
+}
+
+// queueAppend hands a write to the writer, first taking results back
+// while maxAppending are outstanding.
+func (d *driver) queueAppend(r *Replica, m raftpb.Message) error {
+	for d.appending >= maxAppending {
+		select {
+		case res := <-d.appendDonec:
+			if err := r.appendResult(res); err != nil {
+				return err
+			}
+		case <-d.stopc:
+			return ErrStopped
+		}
+	}
+	d.appending++
+	d.appendc <- m
+	return nil
+}
+
+// takeAppends takes res and every other write result there is back on
+// the loop.
+func (r *Replica) takeAppends(res appendResult) error {
+	for {
+		if err := r.appendResult(res); err != nil {
+			return err
+		}
+		select {
+		case res = <-r.drv.appendDonec:
+		default:
+			return nil
+		}
+	}
+}
+
+// appendResult takes a write's result back on the loop.
+func (r *Replica) appendResult(res appendResult) error {
+	r.drv.appending--
+	return r.appendDone(res.m, res.err)
 }
 
 // stream sends a snapshot to a follower on a goroutine of its own.
@@ -78,8 +190,9 @@ func (r *Replica) Run() {
 	d := r.drv
 	defer close(d.donec)
 	defer r.closeLog()
-	defer r.finishSnapshot() // before the log closes
-	defer d.streams.Wait()   // stopc is closed by then: no sender blocks
+	defer func() { <-d.writerDone }() // stopc is closed by then
+	defer r.finishSnapshot()          // before the log closes
+	defer d.streams.Wait()            // stopc is closed by then: no sender blocks
 	defer d.streamCancel()
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
@@ -89,12 +202,16 @@ func (r *Replica) Run() {
 		defer t.Stop()
 		purgec = t.C
 	}
+	d.writing = true
+	go d.writeLog(r)
 	if err := r.Start(); err != nil {
 		r.fail(err)
 		return
 	}
 	for {
-		if err := r.Process(); err != nil {
+		start := time.Now()
+		more, err := r.turn(func() bool { return time.Since(start) >= r.cfg.Tick/applySlice })
+		if err != nil {
 			r.fail(err)
 			return
 		}
@@ -104,7 +221,33 @@ func (r *Replica) Run() {
 		if len(r.waiting) >= r.cfg.MaxPending {
 			propc = nil
 		}
+		// With work left, the select does not wait. A tick and what
+		// other members sent are taken first, every turn: a random
+		// pick among the ready cases could leave them waiting for many
+		// slices of a long apply, and a follower's election clock or a
+		// leader's heartbeats with them.
+		var busy <-chan struct{}
+		if more {
+			busy = always
+			select {
+			case <-ticker.C:
+				r.Tick()
+			default:
+			}
+			select {
+			case in := <-d.recvc:
+				r.receive(in)
+				r.drainInbox()
+			default:
+			}
+		}
 		select {
+		case <-busy:
+		case res := <-d.appendDonec:
+			if err := r.takeAppends(res); err != nil {
+				r.fail(err)
+				return
+			}
 		case <-ticker.C:
 			r.Tick()
 		case p := <-propc:

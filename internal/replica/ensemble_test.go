@@ -376,6 +376,9 @@ func createInOrder(t *testing.T, m *member, prefix string, n int) int64 {
 	var last int64
 	for i := range n {
 		ev := m.await(t, uint64(i+1))
+		if ev.Kind != Applied {
+			t.Fatalf("request %d: %v; want Applied", i, ev.Kind)
+		}
 		if want := fmt.Sprintf("%s%010d", prefix, i); ev.Kind != Applied || ev.Result.Path != want {
 			t.Fatalf("request %d: %v %q; want %q", i, ev.Kind, ev.Result.Path, want)
 		}

@@ -273,12 +273,12 @@ func (r *Replica) refuse(origin, seq uint64, why string) {
 }
 
 // send hands raft's messages to the transport. A peer it cannot reach is
-// reported to raft after Advance.
+// reported to raft at the end of the turn (reportUnreachable).
 func (r *Replica) send(msgs []raftpb.Message) {
 	for i := range msgs {
 		m := &msgs[i]
 		if m.To == r.cfg.ID || r.cfg.Transport == nil {
-			continue // raft handles its own (storage writes are synchronous)
+			continue
 		}
 		if m.Type == raftpb.MsgSnap {
 			r.sendSnapshot(*m)
@@ -295,40 +295,227 @@ func (r *Replica) send(msgs []raftpb.Message) {
 	}
 }
 
-// processReady handles Readies in raft's order: persist, send, apply,
-// Advance. An error means the log cannot be written: nothing of that Ready
-// was applied or acknowledged.
-func (r *Replica) processReady() error {
+// Raft runs with AsyncStorageWrites: a Ready hands its log writes
+// (MsgStorageAppend, to raft.LocalAppendThread) and its committed entries
+// (MsgStorageApply, to raft.LocalApplyThread) over as messages, and every
+// other message may go out at once. So the leader sends its new entries to
+// the followers while it writes them itself (raft thesis §10.2.1), and no
+// heartbeat, vote request or heartbeat answer waits for a disk. What must
+// wait for the write (an append or a vote acknowledged, the leader's own
+// ack of its entries) comes back as the write's Responses, delivered only
+// once the write is durable (appendDone). raft hands entries to apply
+// only once they are durable here, and applies them after a restart from
+// the log: fsync before acknowledgement stays.
+//
+// A running server's driver does the writes on a goroutine of its own
+// (driver.go), so the loop keeps ticking, sending and receiving while the
+// disk is slow; a core stepped directly does each write at once, in
+// order, so that a simulation stays deterministic.
+
+// processReady handles every Ready raft has: it sends the messages,
+// starts the log writes and queues the entries to apply, then applies
+// them until enough says to stop (see applySome). more reports work left:
+// entries still to apply, or a new Ready. An error means the log cannot
+// be written: nothing of the failed write was acknowledged.
+func (r *Replica) processReady(enough func() bool) (more bool, err error) {
 	for r.rn.HasReady() {
 		rd := r.rn.Ready()
-		if err := r.persist(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
-			return err
-		}
-		if !raft.IsEmptySnap(rd.Snapshot) {
-			if err := r.install(rd.Snapshot); err != nil {
-				return err
+		for i := range rd.Messages {
+			switch rd.Messages[i].To {
+			case raft.LocalAppendThread:
+				if err := r.storeAppend(rd.Messages[i]); err != nil {
+					return false, err
+				}
+			case raft.LocalApplyThread:
+				r.toApply = append(r.toApply, pendingApply{m: rd.Messages[i], after: r.appendsSent})
+			default:
+				r.send(rd.Messages[i : i+1])
 			}
 		}
-		// Sent only after the fsync: a vote or an append acknowledged
-		// must survive a crash.
-		r.send(rd.Messages)
 		for _, rs := range rd.ReadStates {
 			r.readState(rs)
 		}
-		r.apply(rd.CommittedEntries)
-		r.replayProgress()
-		r.rn.Advance(rd)
-		for _, id := range r.unreachable {
-			r.rn.ReportUnreachable(id)
-		}
-		r.unreachable = r.unreachable[:0]
-		r.reportStreams()
-		r.completeSyncs()
-		if err := r.maybeSnapshot(); err != nil {
+	}
+	r.applySome(enough)
+	r.replayProgress()
+	r.reportUnreachable()
+	r.reportStreams()
+	r.completeSyncs()
+	if err := r.maybeSnapshot(); err != nil {
+		return false, err
+	}
+	return r.canApply() || r.rn.HasReady(), nil
+}
+
+// pendingApply is a MsgStorageApply waiting to be applied, and how many
+// log writes must be done before it may be: those started before it,
+// its own Ready's included. Its Ready's write holds the commit index
+// that covers its entries; applying (and so acknowledging) them before
+// that is written would let a restarted server come up, and serve,
+// without txns it had acknowledged until a new election commits them
+// again. (In an ensemble the commit index is written without its own
+// fsync, wal's LazyCommit, as before: such a member does not serve until
+// it hears from a leader.)
+type pendingApply struct {
+	m     raftpb.Message
+	after uint64
+}
+
+// canApply reports whether an entry may be applied now.
+func (r *Replica) canApply() bool {
+	return len(r.toApply) > 0 && r.toApply[0].after <= r.appendsDone
+}
+
+// settle processes until nothing is left to do: no Ready, nothing to
+// apply, no write pending.
+func (r *Replica) settle() error {
+	for {
+		more, err := r.processReady(nil)
+		if err != nil || !more {
 			return err
 		}
 	}
+}
+
+// storeAppend makes a MsgStorageAppend durable: now, or on the driver's
+// log writer, which reports back to the loop (appendDone).
+func (r *Replica) storeAppend(m raftpb.Message) error {
+	r.appendsSent++
+	if r.drv != nil && r.drv.writing {
+		return r.drv.queueAppend(r, m)
+	}
+	return r.appendDone(m, r.save(m))
+}
+
+// save writes a MsgStorageAppend's snapshot marker, entries and hard
+// state, durably. It touches no core state: the driver runs it off the
+// loop.
+func (r *Replica) save(m raftpb.Message) error {
+	var sn raftpb.Snapshot
+	if m.Snapshot != nil {
+		sn = *m.Snapshot
+	}
+	hs := raftpb.HardState{Term: m.Term, Vote: m.Vote, Commit: m.Commit}
+	return r.persist(hs, m.Entries, sn)
+}
+
+// groupable returns how many writes from the start of ms one save can
+// make durable together: entries that follow on from each other, with no
+// snapshot among them (a snapshot's write stands alone).
+func groupable(ms []raftpb.Message) int {
+	if ms[0].Snapshot != nil {
+		return 1
+	}
+	var last uint64 // index of the last entry so far; 0: none yet
+	for i := range ms {
+		m := &ms[i]
+		if m.Snapshot != nil {
+			return i
+		}
+		if len(m.Entries) == 0 {
+			continue
+		}
+		if last != 0 && m.Entries[0].Index != last+1 {
+			return i // a truncation: raft replaced entries; a save of its own
+		}
+		last = m.Entries[len(m.Entries)-1].Index
+	}
+	return len(ms)
+}
+
+// saveGroup makes writes groupable says go together durable with one
+// save: their entries in order, and the last hard state among them
+// (term, vote and commit only grow).
+func (r *Replica) saveGroup(ms []raftpb.Message) error {
+	if len(ms) == 1 {
+		return r.save(ms[0])
+	}
+	var (
+		hs   raftpb.HardState
+		ents []raftpb.Entry
+	)
+	for i := range ms {
+		ents = append(ents, ms[i].Entries...)
+		if h := (raftpb.HardState{Term: ms[i].Term, Vote: ms[i].Vote, Commit: ms[i].Commit}); !raft.IsEmptyHardState(h) {
+			hs = h
+		}
+	}
+	return r.persist(hs, ents, raftpb.Snapshot{})
+}
+
+// appendDone follows a durable write: a snapshot from the leader
+// replaces the state, then the write's responses go out (to other
+// members) or back into raft (this member's own acks). An error is the
+// write's, and fatal.
+func (r *Replica) appendDone(m raftpb.Message, err error) error {
+	if err != nil {
+		return err
+	}
+	r.appendsDone++
+	if m.Snapshot != nil && !raft.IsEmptySnap(*m.Snapshot) {
+		// Entries committed before the snapshot may still wait to be
+		// applied: they go first, or they would land on the newer state.
+		r.applySome(nil)
+		if err := r.install(*m.Snapshot); err != nil {
+			return err
+		}
+	}
+	for i := range m.Responses {
+		if m.Responses[i].To == r.cfg.ID {
+			r.stepLocal(m.Responses[i])
+		} else {
+			r.send(m.Responses[i : i+1])
+		}
+	}
 	return nil
+}
+
+// stepLocal hands raft a response addressed to this member.
+func (r *Replica) stepLocal(m raftpb.Message) {
+	if err := r.rn.Step(m); err != nil {
+		r.cfg.Logger.Debug("raft step local", "type", m.Type, "err", err)
+	}
+}
+
+// applySome applies the queued committed entries whose log writes are
+// done (see pendingApply), telling raft of each MsgStorageApply once it
+// is all applied. With enough set, it stops as
+// soon as enough reports true (checked after each entry): the driver bounds each turn's share so that ticks,
+// heartbeats and received messages are handled between slices of a long
+// apply. A nil enough applies everything.
+func (r *Replica) applySome(enough func() bool) {
+	for r.canApply() {
+		m := &r.toApply[0].m
+		for r.applyPos < len(m.Entries) {
+			end := len(m.Entries)
+			if enough != nil {
+				end = r.applyPos + 1
+			}
+			r.apply(m.Entries[r.applyPos:end])
+			r.applyPos = end
+			if end < len(m.Entries) && enough() {
+				return
+			}
+		}
+		resps := m.Responses
+		r.toApply[0] = pendingApply{}
+		r.toApply = r.toApply[1:]
+		r.applyPos = 0
+		for i := range resps {
+			r.stepLocal(resps[i])
+		}
+		if enough != nil && enough() {
+			return
+		}
+	}
+}
+
+// reportUnreachable tells raft of the peers a send failed to.
+func (r *Replica) reportUnreachable() {
+	for _, id := range r.unreachable {
+		r.rn.ReportUnreachable(id)
+	}
+	r.unreachable = r.unreachable[:0]
 }
 
 func (r *Replica) readState(rs raft.ReadState) {

@@ -9,9 +9,10 @@
 // (driver.go: Run, Submit, Receive, ReceiveSnapshot, Stop), as raft's Node
 // drives a RawNode: one goroutine, the loop, steps the core from a ticker
 // and from channels. Whoever steps the core owns the raft.RawNode, the
-// prepper and every write to the state. It follows raft's order for each
-// Ready: persist entries and hard state, send messages, apply committed
-// entries, Advance. Other goroutines read the state through Read, which
+// prepper and every write to the state. raft runs with AsyncStorageWrites
+// (loop.go, processReady): messages go out at once, the log is written
+// beside them (by the driver's log writer, or at once by a core stepped
+// directly), and acknowledgements and applies wait for the fsync. Other goroutines read the state through Read, which
 // holds the state's read lock; the core holds the write lock while it
 // applies one txn and calls Config.OnApply, so whatever OnApply does (fire
 // watches, queue the reply) is atomic with the change as seen by readers
@@ -122,7 +123,8 @@ type Config struct {
 	RequestTicks int
 	// OnPersist, if set, is told how long each durable save of log
 	// entries took (its fsync) and how many entries it held; on the
-	// loop goroutine, so it must be quick. For metrics.
+	// log writer's goroutine (the loop's for a core stepped directly),
+	// so it must be quick. For metrics.
 	OnPersist func(d time.Duration, entries int)
 	// OnSnapshot, if set, is told how long writing a snapshot took and
 	// the file's size; on the snapshot's goroutine. For metrics.
@@ -336,7 +338,11 @@ type Replica struct {
 	snapshots
 	ticks       uint64 // ticks since the core started: requests' clock
 	lead        leaderWatch
-	unreachable []uint64 // peers a send failed to, for raft
+	unreachable []uint64       // peers a send failed to, for raft
+	toApply     []pendingApply // MsgStorageApply messages not yet all applied
+	applyPos    int            // entries of toApply[0] already applied
+	appendsSent uint64         // log writes started (storeAppend)
+	appendsDone uint64         // log writes done (appendDone), in order
 	applied     uint64
 	appliedTerm uint64
 	compacted   uint64
@@ -366,7 +372,7 @@ type snapshots struct {
 	snapBusy     bool            // a snapshot is being written (by the driver's goroutine)
 	received     *receivedSnap   // from the leader, for raft to hand back
 	streaming    map[uint64]bool // followers a snapshot is being sent to
-	streamReport []snapSent      // inline streams' outcomes, for raft after Advance
+	streamReport []snapSent      // inline streams' outcomes, for raft at the end of the turn
 }
 
 // leaderWatch is what the core tracks of the leader between turns.
@@ -450,6 +456,7 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 		MaxCommittedSizePerReady:  16 << 20,
 		PreVote:                   true,
 		CheckQuorum:               true,
+		AsyncStorageWrites:        true, // see processReady
 		Logger:                    raftLogger{cfg.Logger},
 	})
 	if err != nil {
@@ -463,7 +470,7 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 	// events of the replay go to OnApply, untagged.
 	replayStart, from := cfg.Clock(), r.applied
 	r.replayLogged = replayStart
-	err = r.processReady()
+	err = r.settle()
 	r.replayLogged = time.Time{}
 	if err != nil {
 		r.closeLog()

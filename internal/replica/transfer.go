@@ -54,7 +54,7 @@ func (r *Replica) sendSnapshot(m raftpb.Message) {
 		return
 	}
 	// Stepped directly: the stream is sent now, and its outcome reported
-	// to raft after Advance (reportStreams).
+	// to raft at the end of the turn (reportStreams).
 	r.streamReport = append(r.streamReport, r.sendStream(context.Background(), m))
 }
 

@@ -36,8 +36,18 @@ import (
 	"time"
 )
 
-// Ports as fixed by ensemble.sh: server I serves clients on clientBase+I.
-const clientBase = 23810
+// Ports as fixed by ensemble.sh: server I serves clients on
+// clientBase+I, shifted by $ZKPERF_PORT_OFFSET, which ensemble.sh (our
+// child) reads too: two harnesses on one machine need not collide.
+var clientBase = 23810 + portOffset()
+
+func portOffset() int {
+	n, err := strconv.Atoi(os.Getenv("ZKPERF_PORT_OFFSET"))
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 // probePath is the znode the writer overwrites.
 const probePath = "/zoo-failover-probe"
