@@ -533,6 +533,9 @@ func (c *conn) submit(p *pending, req txn.Request) error {
 	s.mu.Unlock()
 	if err := s.rep.Submit(s.baseCtx, req, tag); err != nil {
 		s.takePending(tag)
+		if p.connect == nil {
+			c.release() // a handshake holds no token
+		}
 		c.writeDone()
 		return err
 	}
