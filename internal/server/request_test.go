@@ -9,15 +9,22 @@ import (
 )
 
 // waitOutstanding waits until no request holds a throttling token (the
-// count mntr reports as zk_outstanding_requests).
+// count mntr reports as zk_outstanding_requests) and none is left in the
+// registry, and checks that none was completed twice.
 func waitOutstanding(t testing.TB, s *Server) {
 	t.Helper()
 	waitFor(t, ioTimeout, func() error {
 		if n := len(s.tokens); n != 0 {
 			return fmt.Errorf("%d requests outstanding", n)
 		}
+		if w, r := s.reqs.size(); w+r != 0 {
+			return fmt.Errorf("registry holds %d writes and %d reads", w, r)
+		}
 		return nil
 	})
+	if n := s.metrics.completedTwice.Value(); n != 0 {
+		t.Errorf("%d requests completed twice", n)
+	}
 }
 
 // expectRepliesOnce reads until the server closes c and fails the test if
