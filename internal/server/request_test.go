@@ -111,3 +111,34 @@ func TestConnectionEndCompletesRequests(t *testing.T) {
 		})
 	}
 }
+
+// A follower whose leader stops with the follower's forwarded writes and
+// the reads behind them in flight fails them (Dropped, or the close of
+// every connection once it has no leader): each is completed once and
+// every throttling token comes back.
+func TestLeaderLossCompletesRequests(t *testing.T) {
+	ms := startMembers(t, 3, 0, "")
+	lead := leaderOf(t, ms)
+	var follower *testServer
+	for id, ts := range ms {
+		if id != lead {
+			follower = ts
+			break
+		}
+	}
+	setup := newSession(t, follower.addr)
+	root := testRoot(t, setup)
+	var clients []*rawClient
+	for range 3 {
+		c := newSession(t, follower.addr)
+		pipelineMixed(t, c, root, 300)
+		clients = append(clients, c)
+	}
+	if err := ms[lead].shutdown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
+		expectRepliesOnce(t, c)
+	}
+	waitOutstanding(t, follower.srv)
+}
