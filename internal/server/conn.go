@@ -37,7 +37,10 @@ type conn struct {
 	ip  netip.Addr
 	br  *connReader
 	buf []byte // frame buffer, reused: decoded records never alias it
-	out *outq
+	// spare is the reader's: a request that ended and that nothing else
+	// holds, for newRequest to reuse.
+	spare *request
+	out   *outq
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -481,6 +484,10 @@ func (c *conn) dispatch(req *request) error {
 	}
 	if !wait {
 		c.srv.rep.Read(req.answer)
+		// Answered here, on the reader, and never registered: nothing
+		// else holds it, so the next request reuses it (a read answered
+		// at once then costs no allocation of its own).
+		c.spare = req
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ type registry struct {
 	writes map[uint64]*request // by tag
 	peak   int                 // writes' peak size, for shrink.Map
 	conns  map[uint64]*fifo    // by connection id, while the connection is open
+	// connsPeak is conns' peak size: Go maps never shrink, so it is
+	// rebuilt when it empties (shrink.Map; issue 17).
+	connsPeak int
 }
 
 // fifo is one connection's writes in flight and the reads behind them.
@@ -60,6 +63,7 @@ func (g *registry) close(conn uint64) []*request {
 		return nil
 	}
 	delete(g.conns, conn)
+	g.conns = shrink.Map(g.conns, &g.connsPeak)
 	if f.drained != nil {
 		close(f.drained)
 	}

@@ -44,8 +44,15 @@ type request struct {
 }
 
 // newRequest is a client request of c holding a token its reader took.
+// The reader's spare request, if any, is reused: see dispatch.
 func (c *conn) newRequest(h jute.RequestHeader, start time.Time) *request {
-	return &request{conn: c, xid: h.Xid, op: h.Type, start: start, token: true}
+	r := c.spare
+	if r == nil {
+		r = new(request)
+	}
+	c.spare = nil
+	*r = request{conn: c, xid: h.Xid, op: h.Type, start: start, token: true}
+	return r
 }
 
 // end marks the request completed and gives its token back. It reports
