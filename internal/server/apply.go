@@ -2,42 +2,13 @@ package server
 
 import (
 	"bytes"
-	"time"
 
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
-	"github.com/zoohq/zoo/internal/shrink"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/watch"
 )
-
-// pending is a request submitted to the replica and waiting for its txn
-// to be applied (or its sync to complete).
-type pending struct {
-	conn    *conn
-	xid     int32
-	op      jute.Op
-	start   time.Time
-	path    string                // sync's path, echoed in its reply
-	rec     jute.Record           // the request, for the audit log
-	connect *jute.ConnectResponse // the reply to a createSession
-	// done, for a request of the server's own (restore), takes the
-	// event that ends it instead of a connection.
-	done chan<- replica.Event
-}
-
-func (s *Server) takePending(tag uint64) *pending {
-	if tag == 0 {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pending[tag]
-	delete(s.pending, tag)
-	s.pending = shrink.Map(s.pending, &s.pendingPeak)
-	return p
-}
 
 // onApply is the replica's callback, on its loop goroutine. For an applied
 // txn the state is write-locked, so the events and the reply queued here
@@ -53,10 +24,10 @@ func (s *Server) onApply(ev replica.Event) {
 		s.fire(ev.State, ev.Result.Triggers)
 		// The reply goes before a closed session's connection is told to
 		// finish, so a closeSession is answered before the close.
-		if p := s.takePending(ev.Tag); p != nil && p.done != nil {
-			p.done <- ev
-		} else if p != nil {
-			s.complete(p, ev)
+		if req := s.reqs.take(ev.Tag); req != nil && req.done != nil {
+			req.deliver(ev)
+		} else if req != nil {
+			s.applied(req, ev)
 		}
 		if ev.Txn.Type == txn.OpRestore && ev.Result.Err == jute.OK {
 			s.restored(ev.State)
@@ -67,24 +38,21 @@ func (s *Server) onApply(ev replica.Event) {
 			s.reconfigured(ev.Result.Data)
 		}
 	case replica.Synced:
-		if p := s.takePending(ev.Tag); p != nil {
-			p.conn.reply(p.xid, ev.Zxid, jute.OK, &jute.PathRequest{Path: p.path}, p.start)
-			p.conn.writeDone()
+		if req := s.reqs.take(ev.Tag); req != nil {
+			req.complete(ev.Zxid, jute.OK, &jute.PathRequest{Path: syncPath(req.rec)})
+			req.conn.writeDone()
 		}
 	case replica.Dropped:
-		if p := s.takePending(ev.Tag); p != nil && p.done != nil {
-			p.done <- ev
-		} else if p != nil {
+		if req := s.reqs.take(ev.Tag); req != nil && req.done != nil {
+			req.deliver(ev)
+		} else if req != nil {
 			s.metrics.dropped.Inc()
 			// The client sees ConnectionLoss and retries elsewhere. The
 			// request was not applied here and may never be; in an
 			// ensemble whose leader changed it may still apply later,
-			// which is what ConnectionLoss allows.
-			p.conn.close()
-			if p.connect == nil {
-				p.conn.release()
-			}
-			p.conn.writeDone()
+			// which is what ConnectionLoss allows. The reads behind it
+			// fail with its connection.
+			req.fail(errDropped)
 		}
 	case replica.Restored:
 		// The state jumped to a leader's snapshot: no watch saw the
@@ -140,29 +108,27 @@ func eventFrame(typ int32, path string) []byte {
 	return encodeFrame(&hdr, &jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path})
 }
 
-// complete answers a write whose txn was applied.
-func (s *Server) complete(p *pending, ev replica.Event) {
-	c := p.conn
+// applied answers a write whose txn was applied.
+func (s *Server) applied(req *request, ev replica.Event) {
+	c := req.conn
 	defer c.writeDoneIn(ev.State, ev.Zxid)
-	if p.op == txn.OpSetOwner && !s.movedHere(ev, p.connect) {
+	if req.op == txn.OpSetOwner && !s.movedHere(ev, req.connect) {
 		// The session is gone (or never was, or the password is
 		// wrong): a zero timeout and password say so.
 		s.log.Info("refusing to reattach session: unknown, expired or wrong password",
-			"session", sessionHex(p.connect.SessionID), "err", ev.Result.Err)
-		c.out.finish(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: p.connect.HasReadOnly}))
+			"session", sessionHex(req.connect.SessionID), "err", ev.Result.Err)
+		req.completeFrame(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.connect.HasReadOnly}), ev.Zxid, true)
 		return
 	}
-	if p.connect != nil {
-		// A handshake holds no throttling token.
-		c.send(connectFrame(p.connect))
+	if req.connect != nil {
 		c.st.lastOp.Store(int32(jute.OpCreateSession))
-		c.st.replied(0, ev.Zxid)
+		req.completeFrame(connectFrame(req.connect), ev.Zxid, false)
 		return
 	}
-	code, resp := writeReply(p.op, ev.Result)
-	c.reply(p.xid, ev.Zxid, code, resp, p.start)
-	s.metrics.updateLatency.Observe(sinceMs(p.start))
-	s.auditWrite(p, ev.Result)
+	code, resp := writeReply(req.op, ev.Result)
+	req.complete(ev.Zxid, code, resp)
+	s.metrics.updateLatency.Observe(sinceMs(req.start))
+	s.auditWrite(req, ev.Result)
 }
 
 // movedHere reports whether a session's move here (its setOwner, just

@@ -11,7 +11,7 @@ import (
 // record per create, delete, setData and setACL; a successful multi as
 // one record per changing op, a failed one as a single multiOperation
 // failure; reconfig. Reads, check and sync are not audited.
-func (s *Server) auditWrite(p *pending, r *txn.Result) {
+func (s *Server) auditWrite(p *request, r *txn.Result) {
 	if s.cfg.Audit == nil || p.rec == nil {
 		return
 	}

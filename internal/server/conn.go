@@ -37,7 +37,10 @@ type conn struct {
 	ip  netip.Addr
 	br  *connReader
 	buf []byte // frame buffer, reused: decoded records never alias it
-	out *outq
+	// spare is the reader's: a request that ended and that nothing else
+	// holds, for newRequest to reuse.
+	spare *request
+	out   *outq
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -53,15 +56,6 @@ type conn struct {
 	// The reader's SASL exchange, once begun, and its mechanism's name.
 	sasl     saslMechanism
 	saslMech string
-
-	// FIFO: a read waits until the session's earlier writes are applied.
-	wmu     sync.Mutex
-	writes  int           // writes submitted, not yet answered
-	drained chan struct{} // closed when writes drops to 0, if a reader waits
-	// deferred are reads that came while writes were outstanding, in
-	// arrival order: each runs when the writes sent before it are
-	// answered (DESIGN decision 6), so the connection keeps reading.
-	deferred []deferredRead
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -83,6 +77,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
 	c.st.lastZxid.Store(-1)
+	s.reqs.open(id)
 	if ip.IsValid() {
 		c.auth = []jute.Id{{Scheme: "ip", ID: ip.String()}}
 	}
@@ -95,13 +90,22 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 func (c *conn) sessionID() int64 { return c.session.Load() }
 
 // close tears the connection down at once; queued frames are discarded.
+// The reads that waited for its writes fail with it; its writes end when
+// the replica reports them (their replies go nowhere).
 func (c *conn) close() {
+	first := false
 	c.closeOnce.Do(func() {
+		first = true
 		close(c.done)
 		c.out.close()
 		c.nc.Close()
 		c.srv.removeConn(c)
 	})
+	if first {
+		for _, req := range c.srv.reqs.close(c.id) {
+			req.fail(net.ErrClosed)
+		}
+	}
 }
 
 // send queues a frame, and closes the connection if the client has fallen
@@ -355,7 +359,7 @@ func (c *conn) connect(req *jute.ConnectRequest) error {
 		// is checked then (complete).
 		c.session.Store(req.SessionID)
 		s.attach(req.SessionID, c)
-		return c.submit(&pending{conn: c, op: txn.OpSetOwner, connect: resp},
+		return c.submit(&request{conn: c, op: txn.OpSetOwner, connect: resp},
 			txn.Request{SessionID: req.SessionID, Op: txn.OpSetOwner})
 	}
 	if !valid {
@@ -384,7 +388,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) error {
 	_, _ = rand.Read(passwd)
 	c.session.Store(sid)
 	s.attach(sid, c)
-	p := &pending{conn: c, op: jute.OpCreateSession, connect: &jute.ConnectResponse{
+	p := &request{conn: c, op: jute.OpCreateSession, connect: &jute.ConnectResponse{
 		TimeOut: timeout, SessionID: sid, Passwd: passwd, HasReadOnly: req.HasReadOnly,
 	}}
 	return c.submit(p, txn.Request{
@@ -413,127 +417,96 @@ func (c *conn) handle(frame []byte) error {
 	if !c.acquire() {
 		return net.ErrClosed
 	}
-	start := time.Now()
+	req := c.newRequest(h, time.Now())
 	switch h.Type {
 	case jute.OpAuth:
-		return c.authenticate(h, body)
+		return c.authenticate(req, body)
 	}
-	if h.Type != jute.OpSASL && !c.enforceAuth(h) {
+	if h.Type != jute.OpSASL && !c.enforceAuth(req) {
 		return errFinishing
 	}
 	switch h.Type {
 	case jute.OpPing, jute.OpCloseSession, jute.OpWhoAmI:
-		return c.dispatch(h, nil, start)
+		return c.dispatch(req)
 	}
 	rec, err := jute.DecodeRequest(h.Type, body)
+	req.rec = rec
 	switch {
 	case h.Type == jute.OpDeleteContainer:
 		// Server-internal; Apache answers a client that sends it so.
-		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.BadArguments, nil, start)
+		req.complete(c.srv.rep.LastZxid(), jute.BadArguments, nil)
 		return nil
 	case errors.Is(err, jute.ErrUnknownOp):
 		// Apache answers Unimplemented, then closes the connection; the
 		// session lives on for the client to reattach.
 		c.srv.log.Warn("unknown request type; closing the connection", "op", int32(h.Type),
 			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()))
-		c.reply(h.Xid, -1, jute.Unimplemented, nil, start)
+		req.complete(-1, jute.Unimplemented, nil)
 		c.out.finish(nil)
 		return errFinishing
 	case err != nil:
 		// The frame was whole, so the stream is still in step: Apache
 		// answers MarshallingError and goes on reading.
 		c.srv.log.Warn("malformed request", "op", h.Type, "remote", c.nc.RemoteAddr(), "err", err)
-		c.reply(h.Xid, c.srv.rep.LastZxid(), jute.MarshallingError, nil, start)
+		req.complete(c.srv.rep.LastZxid(), jute.MarshallingError, nil)
 		return nil
 	case h.Type == jute.OpSASL:
 		if !c.waitWrites() {
-			c.release()
+			req.fail(net.ErrClosed)
 			return net.ErrClosed
 		}
-		return c.saslStep(h, rec.(*jute.SASLRequest), start)
+		return c.saslStep(req, rec.(*jute.SASLRequest))
 	}
-	return c.dispatch(h, rec, start)
+	return c.dispatch(req)
 }
 
-func (c *conn) dispatch(h jute.RequestHeader, rec jute.Record, start time.Time) error {
-	if c.ro.Load() && isWrite(h.Type) {
-		return c.readOnlyWrite(h, start)
+// dispatch sends a write to the log, and answers a read now or queues it
+// behind its session's writes in flight.
+func (c *conn) dispatch(req *request) error {
+	if c.ro.Load() && isWrite(req.op) {
+		return c.readOnlyWrite(req)
 	}
-	if isWrite(h.Type) {
-		err := c.submit(&pending{conn: c, xid: h.Xid, op: h.Type, start: start, path: syncPath(rec), rec: rec},
-			txn.Request{SessionID: c.sessionID(), Cxid: h.Xid, Op: h.Type, Record: rec, Auth: c.authIDs()})
-		if err == nil && h.Type == jute.OpSync && !c.waitWrites() {
+	if isWrite(req.op) {
+		err := c.submit(req, txn.Request{SessionID: c.sessionID(), Cxid: req.xid, Op: req.op, Record: req.rec, Auth: c.authIDs()})
+		if err == nil && req.op == jute.OpSync && !c.waitWrites() {
 			// A sync completes after the writes applied with it, so the
 			// session's later requests wait for its reply (FIFO).
 			return net.ErrClosed
 		}
 		return err
 	}
-	rd := deferredRead{h: h, rec: rec, start: start}
-	c.wmu.Lock()
-	if c.writes > 0 {
-		// FIFO: after the session's earlier writes, and before its later
-		// ones are applied here (writeDone runs it at the right point).
-		rd.ahead = c.writes
-		c.deferred = append(c.deferred, rd)
-		c.wmu.Unlock()
-		return nil
+	// FIFO: after the session's earlier writes, and before its later
+	// ones are applied here (writeDoneIn answers it at the right point).
+	wait, ok := c.srv.reqs.addRead(req)
+	if !ok {
+		req.fail(net.ErrClosed)
+		return net.ErrClosed
 	}
-	c.wmu.Unlock()
-	c.srv.rep.Read(rd.run(c))
+	if !wait {
+		c.srv.rep.Read(req.answer)
+		// Answered here, on the reader, and never registered: nothing
+		// else holds it, so the next request reuses it (a read answered
+		// at once then costs no allocation of its own).
+		c.spare = req
+	}
 	return nil
 }
 
-// deferredRead is a read waiting for ahead writes of its session.
-type deferredRead struct {
-	h     jute.RequestHeader
-	rec   jute.Record
-	start time.Time
-	ahead int
-}
-
-// run answers the read from st, at zxid.
-func (rd deferredRead) run(c *conn) func(st *txn.State, zxid int64) {
-	return func(st *txn.State, zxid int64) {
-		code, resp := c.srv.read(c, rd.h, rd.rec, st, zxid)
-		// Counted before the reply is queued: a client that asks mntr
-		// after the reply sees its read.
-		c.srv.metrics.readLatency.Observe(sinceMs(rd.start))
-		c.reply(rd.h.Xid, zxid, code, resp, rd.start)
-	}
-}
-
-// reply queues a reply and releases the request's throttling token.
-func (c *conn) reply(xid int32, zxid int64, code jute.Code, resp jute.Record, start time.Time) {
-	hdr := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
-	if code != jute.OK {
-		resp = nil
-	}
-	c.send(encodeFrame(&hdr, resp))
-	c.release()
-	c.st.replied(xid, zxid)
-	if !start.IsZero() {
-		d := time.Since(start)
-		c.srv.stats.lat.add(d)
-		c.st.lat.add(d)
-		c.st.lastLatency.Store(d.Milliseconds())
-	}
-}
-
-// submit sends a write (or sync, or createSession) to the replica. Its reply
-// comes from onApply.
-func (c *conn) submit(p *pending, req txn.Request) error {
+// submit sends a write (or sync, or a handshake's session txn) to the
+// replica. It ends in onApply; if it cannot be submitted, it fails here
+// and the connection closes.
+func (c *conn) submit(req *request, t txn.Request) error {
 	s := c.srv
-	c.wmu.Lock()
-	c.writes++
-	c.wmu.Unlock()
-	tag := s.tag.Add(1)
-	s.mu.Lock()
-	s.pending[tag] = p
-	s.mu.Unlock()
-	if err := s.rep.Submit(s.baseCtx, req, tag); err != nil {
-		s.takePending(tag)
-		c.writeDone()
+	tag, ok := s.reqs.addWrite(req)
+	if !ok {
+		req.fail(net.ErrClosed)
+		return net.ErrClosed
+	}
+	if err := s.rep.Submit(s.baseCtx, t, tag); err != nil {
+		// Shutdown may have taken it first (Server.failLeft).
+		if req := s.reqs.take(tag); req != nil {
+			req.fail(err)
+		}
 		return err
 	}
 	return nil
@@ -548,27 +521,11 @@ func (c *conn) writeDone() { c.writeDoneIn(nil, 0) }
 // answered from st, at zxid, before the next txn is applied, so they see
 // the session's earlier writes and none of its later ones.
 func (c *conn) writeDoneIn(st *txn.State, zxid int64) {
-	c.wmu.Lock()
-	c.writes--
-	if c.writes == 0 && c.drained != nil {
-		close(c.drained)
-		c.drained = nil
-	}
-	n := 0
-	for i := range c.deferred {
-		c.deferred[i].ahead--
-		if c.deferred[i].ahead == 0 {
-			n++
-		}
-	}
-	ready := slices.Clone(c.deferred[:n])
-	c.deferred = append(c.deferred[:0], c.deferred[n:]...)
-	c.wmu.Unlock()
-	for _, rd := range ready {
+	for _, req := range c.srv.reqs.writeDone(c.id) {
 		if st != nil {
-			rd.run(c)(st, zxid)
+			req.answer(st, zxid)
 		} else {
-			c.srv.rep.Read(rd.run(c))
+			c.srv.rep.Read(req.answer)
 		}
 	}
 }
@@ -576,16 +533,10 @@ func (c *conn) writeDoneIn(st *txn.State, zxid int64) {
 // waitWrites blocks until the session's earlier writes are answered
 // (DESIGN decision 6). It reports false if the connection closed first.
 func (c *conn) waitWrites() bool {
-	c.wmu.Lock()
-	if c.writes == 0 {
-		c.wmu.Unlock()
+	ch := c.srv.reqs.drained(c.id)
+	if ch == nil {
 		return true
 	}
-	if c.drained == nil {
-		c.drained = make(chan struct{})
-	}
-	ch := c.drained
-	c.wmu.Unlock()
 	select {
 	case <-ch:
 		return true
@@ -595,7 +546,8 @@ func (c *conn) waitWrites() bool {
 }
 
 // acquire takes a token of the global outstanding limit, blocking (and so
-// not reading this socket) while the server is at the limit.
+// not reading this socket) while the server is at the limit. The request
+// read next holds it (request.token) and gives it back when it ends.
 func (c *conn) acquire() bool {
 	// A closed connection stops here: its reader must not go on through
 	// requests still buffered (a slow consumer's thousands of reads).
@@ -618,8 +570,6 @@ func (c *conn) acquire() bool {
 	}
 }
 
-func (c *conn) release() { <-c.srv.tokens }
-
 func (c *conn) authIDs() []jute.Id {
 	c.authMu.Lock()
 	defer c.authMu.Unlock()
@@ -628,22 +578,23 @@ func (c *conn) authIDs() []jute.Id {
 
 // authenticate handles an auth packet (xid -4). A failure is answered with
 // AuthFailed and the connection is closed, as Apache does.
-func (c *conn) authenticate(h jute.RequestHeader, body []byte) error {
+func (c *conn) authenticate(req *request, body []byte) error {
 	var pkt jute.AuthPacket
 	if err := jute.Unmarshal(body, &pkt); err != nil {
-		c.release()
-		return fmt.Errorf("malformed auth packet: %w", err)
+		err = fmt.Errorf("malformed auth packet: %w", err)
+		req.fail(err)
+		return err
 	}
+	req.start = time.Time{} // auth packets are not in the latency stats
 	ids, err := acl.Authenticate(pkt.Scheme, pkt.Auth, c.srv.cfg.SuperDigest)
 	if err != nil {
 		c.srv.log.Warn("authentication failed", "scheme", pkt.Scheme, "remote", c.nc.RemoteAddr())
-		hdr := jute.ReplyHeader{Xid: h.Xid, Err: jute.AuthFailed}
-		c.out.finish(encodeFrame(&hdr, nil))
-		c.release()
+		hdr := jute.ReplyHeader{Xid: req.xid, Err: jute.AuthFailed}
+		req.completeFrame(encodeFrame(&hdr, nil), 0, true)
 		return errFinishing
 	}
 	c.addAuth(ids)
-	c.reply(h.Xid, 0, jute.OK, nil, time.Time{})
+	req.complete(0, jute.OK, nil)
 	return nil
 }
 

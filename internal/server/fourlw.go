@@ -85,9 +85,7 @@ func (src source) Connections() []fourlw.Conn {
 
 func (c *conn) describe() fourlw.Conn {
 	lat := c.st.lat.get()
-	c.wmu.Lock()
-	queued := int64(c.writes)
-	c.wmu.Unlock()
+	queued := int64(c.srv.reqs.inFlight(c.id))
 	interest := 1
 	if c.st.fourLetter.Load() {
 		interest = 0

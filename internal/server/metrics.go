@@ -34,6 +34,9 @@ type serverMetrics struct {
 	fsyncSeconds  *metrics.Histogram
 	throttleWaits *metrics.Counter
 	dropped       *metrics.Counter
+	// completedTwice counts completions of a request that had already
+	// ended: a bug, ignored (no second reply, no second token back).
+	completedTwice *metrics.Counter
 }
 
 func newServerMetrics(set *metrics.Set) *serverMetrics {
@@ -63,10 +66,12 @@ func newServerMetrics(set *metrics.Set) *serverMetrics {
 		fsyncSeconds:          set.Histogram("zoo_fsync_duration_seconds", metrics.ExponentialBounds(0.0001, 2, 16)),
 		throttleWaits:         set.Counter("zoo_throttled_requests"),
 		dropped:               set.Counter("zoo_dropped_requests"),
+		completedTwice:        set.Counter("zoo_requests_completed_twice"),
 	}
 	set.Describe("zoo_fsync_duration_seconds", "Time to make one batch of log entries durable (write and fsync).")
 	set.Describe("zoo_throttled_requests", "Requests that waited because globalOutstandingLimit requests were in flight.")
 	set.Describe("zoo_dropped_requests", "Requests failed with ConnectionLoss because their proposal was dropped (leader change, lost forward).")
+	set.Describe("zoo_requests_completed_twice", "Completions of a request that had already ended (a bug; the second is ignored).")
 	set.Describe("sync_processor_batch_size", "Log entries made durable by one fsync (group commit).")
 	set.Describe("zoo_snapshot_bytes", "Size of each snapshot file written, in bytes.")
 	return m

@@ -189,18 +189,18 @@ func equalPasswd(a, b []byte) bool { return string(a) == string(b) }
 // readOnlyWrite answers a write on a read-only connection as Apache's
 // ReadOnlyRequestProcessor does: NotReadOnly, except closing a local
 // session, which needs no quorum.
-func (c *conn) readOnlyWrite(h jute.RequestHeader, start time.Time) error {
+func (c *conn) readOnlyWrite(r *request) error {
 	s := c.srv
 	sid := c.sessionID()
-	if h.Type == jute.OpCloseSession && s.localSession(sid) != nil {
+	if r.op == jute.OpCloseSession && s.localSession(sid) != nil {
 		s.ro.mu.Lock()
 		delete(s.ro.local, sid)
 		s.ro.mu.Unlock()
-		c.reply(h.Xid, s.rep.LastZxid(), jute.OK, nil, start)
+		r.complete(s.rep.LastZxid(), jute.OK, nil)
 		c.out.finish(nil)
 		return errFinishing
 	}
-	c.reply(h.Xid, s.rep.LastZxid(), jute.NotReadOnly, nil, start)
+	r.complete(s.rep.LastZxid(), jute.NotReadOnly, nil)
 	return nil
 }
 

@@ -49,14 +49,11 @@ func (s *Server) Restore(ctx context.Context, r io.Reader) (int64, error) {
 		return 0, fmt.Errorf("%w: %d bytes encoded, at most %d", ErrRestoreTooLarge, n, MaxRestoreBytes)
 	}
 	done := make(chan replica.Event, 1)
-	tag := s.tag.Add(1)
-	s.mu.Lock()
-	s.pending[tag] = &pending{op: txn.OpRestore, start: time.Now(), done: done}
-	s.mu.Unlock()
+	tag, _ := s.reqs.addWrite(&request{op: txn.OpRestore, start: time.Now(), done: done})
 	start := time.Now()
 	req := txn.Request{Op: txn.OpRestore, Record: body, Time: time.Now().UnixMilli()}
 	if err := s.rep.Submit(ctx, req, tag); err != nil {
-		s.takePending(tag)
+		s.reqs.take(tag)
 		return 0, fmt.Errorf("server: restore: %w", err)
 	}
 	select {
@@ -72,10 +69,10 @@ func (s *Server) Restore(ctx context.Context, r io.Reader) (int64, error) {
 		return ev.Zxid, nil
 	case <-ctx.Done():
 		// The txn may still apply; the caller can see by the data.
-		s.takePending(tag)
+		s.reqs.take(tag)
 		return 0, fmt.Errorf("server: restore: %w", ctx.Err())
 	case <-s.rep.Done():
-		s.takePending(tag)
+		s.reqs.take(tag)
 		return 0, fmt.Errorf("server: restore: the server stopped before the restore was applied")
 	}
 }

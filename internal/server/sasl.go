@@ -67,10 +67,10 @@ func (sc *SASLConfig) password(user string) (string, bool) {
 // client with a JAAS section carries on. A failed exchange is answered
 // with AuthFailed (SessionClosedRequireSaslAuth when SASL is enforced)
 // and the connection closed, unless allowSaslFailedClients keeps it.
-func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.Time) error {
+func (c *conn) saslStep(r *request, req *jute.SASLRequest) error {
 	sc := c.srv.cfg.SASL
 	if sc == nil {
-		c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{}, start)
+		r.complete(0, jute.OK, &jute.SASLResponse{})
 		return nil
 	}
 	if c.sasl == nil {
@@ -78,7 +78,7 @@ func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.
 	}
 	token, err := c.sasl.Step(req.Token)
 	if err != nil {
-		return c.saslFailed(h, err, start)
+		return c.saslFailed(r, err)
 	}
 	if c.sasl.Complete() {
 		name := auth.ShortName(c.sasl.User(), sc.RemoveHost, sc.RemoveRealm)
@@ -90,16 +90,16 @@ func (c *conn) saslStep(h jute.RequestHeader, req *jute.SASLRequest, start time.
 		c.srv.log.Info("SASL authenticated", "session", sessionHex(c.sessionID()), "remote", c.nc.RemoteAddr(),
 			"mechanism", c.saslMech, "id", name, "super", len(ids) == 2)
 	}
-	c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{Token: token}, start)
+	r.complete(0, jute.OK, &jute.SASLResponse{Token: token})
 	return nil
 }
 
-func (c *conn) saslFailed(h jute.RequestHeader, err error, start time.Time) error {
+func (c *conn) saslFailed(r *request, err error) error {
 	required := slices.Contains(c.srv.cfg.EnforceAuthSchemes, acl.SchemeSASL)
 	if c.srv.cfg.SASL.AllowFailed && !required {
 		c.srv.log.Warn("SASL authentication failed; keeping the connection (allowSaslFailedClients)",
 			"session", sessionHex(c.sessionID()), "remote", c.nc.RemoteAddr(), "err", err)
-		c.reply(h.Xid, 0, jute.OK, &jute.SASLResponse{}, start)
+		r.complete(0, jute.OK, &jute.SASLResponse{})
 		return nil
 	}
 	code := jute.AuthFailed
@@ -108,8 +108,7 @@ func (c *conn) saslFailed(h jute.RequestHeader, err error, start time.Time) erro
 	}
 	c.srv.log.Warn("SASL authentication failed; closing the connection", "session", sessionHex(c.sessionID()),
 		"remote", c.nc.RemoteAddr(), "code", code, "err", err)
-	c.out.finish(encodeFrame(&jute.ReplyHeader{Xid: h.Xid, Err: code}, &jute.SASLResponse{}))
-	c.release()
+	r.completeFrame(encodeFrame(&jute.ReplyHeader{Xid: r.xid, Err: code}, &jute.SASLResponse{}), 0, true)
 	return errFinishing
 }
 
@@ -118,7 +117,7 @@ func (c *conn) saslFailed(h jute.RequestHeader, err error, start time.Time) erro
 // of a connection that holds no id of an enforced scheme is answered
 // SessionClosedRequireSaslAuth and the connection is closed. It reports
 // whether the request may go on.
-func (c *conn) enforceAuth(h jute.RequestHeader) bool {
+func (c *conn) enforceAuth(r *request) bool {
 	schemes := c.srv.cfg.EnforceAuthSchemes
 	if len(schemes) == 0 {
 		return true
@@ -134,9 +133,8 @@ func (c *conn) enforceAuth(h jute.RequestHeader) bool {
 		have = append(have, id.Scheme)
 	}
 	c.srv.log.Error("client has not authenticated with a required scheme; closing its connection",
-		"session", sessionHex(c.sessionID()), "remote", c.nc.RemoteAddr(), "op", h.Type,
+		"session", sessionHex(c.sessionID()), "remote", c.nc.RemoteAddr(), "op", r.op,
 		"schemes", have, "required", schemes)
-	c.out.finish(encodeFrame(&jute.ReplyHeader{Xid: h.Xid, Err: jute.SessionClosedRequireSaslAuth}, nil))
-	c.release()
+	r.completeFrame(encodeFrame(&jute.ReplyHeader{Xid: r.xid, Err: jute.SessionClosedRequireSaslAuth}, nil), 0, true)
 	return false
 }

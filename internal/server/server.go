@@ -1,12 +1,3 @@
-// Package server is the client edge of a Zoo server: it accepts client
-// connections, runs each session's requests through a FIFO pipeline (reads
-// from the local replica, writes through replica's prep and raft), delivers
-// watch events, expires sessions, removes empty containers and expired TTL
-// nodes, and answers four-letter words.
-//
-// Goroutines: one accept loop; per connection a reader and a writer; one
-// loop for session expiry and container cleanup; the replica's loop. Each
-// is started through Server.goroutine and ended by Shutdown.
 package server
 
 import (
@@ -240,13 +231,14 @@ type Server struct {
 	conns    map[uint64]*conn // by id, which is also the watcher id
 	bySess   map[int64]*conn  // the connection each session is attached to
 	perIP    map[netip.Addr]int
-	pending  map[uint64]*pending // write requests waiting for apply, by tag
 	closing  bool
 	lns      []net.Listener
 	nextConn uint64
-	// The peak sizes of conns, bySess and pending: Go maps never shrink,
-	// so they are rebuilt when they empty (shrink.Map; issue 17).
-	connsPeak, bySessPeak, pendingPeak int
+	// The peak sizes of conns and bySess: Go maps never shrink, so they
+	// are rebuilt when they empty (shrink.Map; issue 17).
+	connsPeak, bySessPeak int
+
+	reqs *registry // requests waiting for the log or for earlier writes
 
 	smu     sync.Mutex // the expiry tracker, a leaf structure
 	tracker *session.Tracker
@@ -260,7 +252,6 @@ type Server struct {
 	leaderless time.Time                       // housekeeping's: when the leader was lost
 	ro         readOnlyState                   // read-only mode (readonly.go)
 
-	tag       atomic.Uint64
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
 	wg        sync.WaitGroup
 	quit      chan struct{}
@@ -287,7 +278,7 @@ func New(cfg Config) (*Server, error) {
 		conns:     make(map[uint64]*conn),
 		bySess:    make(map[int64]*conn),
 		perIP:     make(map[netip.Addr]int),
-		pending:   make(map[uint64]*pending),
+		reqs:      newRegistry(),
 		active:    make(map[int64]struct{}),
 		quit:      make(chan struct{}),
 	}
@@ -563,6 +554,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.close()
 		}
 		s.rep.Stop()
+		s.failLeft()
 		if s.peers != nil {
 			s.peers.Close()
 		}
@@ -577,5 +569,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// failLeft fails the requests still waiting for the log once the replica
+// has stopped: it reported every request it had taken as Dropped, so
+// these were lost between their submit and its stop.
+func (s *Server) failLeft() {
+	for _, req := range s.reqs.takeAll() {
+		req.fail(ErrServerClosed)
 	}
 }

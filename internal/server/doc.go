@@ -1,0 +1,40 @@
+// Package server is the client edge of a Zoo server: it accepts client
+// connections, runs each session's requests through a FIFO pipeline (reads
+// from the local replica, writes through replica's prep and raft), delivers
+// watch events, expires sessions, removes empty containers and expired TTL
+// nodes, and answers four-letter words.
+//
+// Goroutines: one accept loop; per connection a reader and a writer; one
+// loop for session expiry and container cleanup; the replica's loop. Each
+// is started through Server.goroutine and ended by Shutdown.
+//
+// # The life of a request
+//
+// A connection's reader takes a throttling token (globalOutstandingLimit;
+// it stops reading while none is free), reads one frame and makes it a
+// request (request.go), which holds the token from then on. A read with
+// none of its session's writes in flight is answered at once from the
+// replica's state; otherwise it waits in the registry (registry.go), in
+// its connection's FIFO, and is answered in the apply of the last write
+// sent before it, from the state that write left. A write, sync or a
+// handshake's session txn is registered under a tag and submitted; the
+// replica's event with that tag (onApply: Applied, Synced or Dropped)
+// takes it out of the registry and completes it, and then releases the
+// reads behind it. Every request ends exactly once, by complete (a reply)
+// or fail (no reply; the connection closes, so its client sees
+// ConnectionLoss), and its token is given back there and nowhere else: a
+// write that cannot be submitted fails at once; a closed connection fails
+// its waiting reads, and its writes end with their events, their replies
+// going nowhere; Shutdown, once the replica has stopped and reported
+// everything it took as Dropped, fails what is left (failLeft).
+//
+// # Locks
+//
+// Taken in this order, never the other way: the replica's state lock
+// (write-held in onApply for an applied txn, read-held in a rep.Read
+// callback), Server.ro.mu, Server.mu, then the leaves, which take no other
+// lock: Server.smu, registry.mu, conn.authMu, an outq's mu, the watch
+// registry's and the stats' locks. A request is never completed under a
+// leaf lock: the registry hands requests back and the caller completes
+// them after its lock is released.
+package server

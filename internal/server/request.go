@@ -1,0 +1,150 @@
+package server
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/txn"
+)
+
+// errDropped fails a request whose proposal the replica dropped (a leader
+// change, a lost or refused forward, a stop): it may or may not apply
+// later, so its client sees ConnectionLoss, as ZooKeeper allows.
+var errDropped = errors.New("server: request dropped before it was applied")
+
+// request is one request from the frame it was read from to its reply:
+// a client's read, write, sync, sasl, auth, ping or closeSession; a
+// handshake's session txn (createSession, setOwner); or the server's own
+// restore. It holds the throttling token its reader took, if any, and
+// ends exactly once, through complete, completeFrame or fail (or, for a
+// restore, deliver): the token is given back there and nowhere else.
+// While it waits for the log or for its session's earlier writes it sits
+// in the server's registry.
+type request struct {
+	conn  *conn // nil for the server's own (a restore)
+	xid   int32
+	op    jute.Op
+	rec   jute.Record // the decoded request; nil for ping, close, whoami
+	start time.Time   // zero: not counted in latency stats
+	token bool        // holds a throttling token
+
+	tag   uint64 // its registry key while it waits for the log
+	ahead int    // registry's: writes of its session before it (a waiting read)
+
+	// connect is the reply to a handshake's session txn, which holds no
+	// token and is answered with a ConnectResponse.
+	connect *jute.ConnectResponse
+	// done, for a restore, takes the event that ends it.
+	done chan<- replica.Event
+
+	ended atomic.Bool
+}
+
+// newRequest is a client request of c holding a token its reader took.
+// The reader's spare request, if any, is reused: see dispatch.
+func (c *conn) newRequest(h jute.RequestHeader, start time.Time) *request {
+	r := c.spare
+	if r == nil {
+		r = new(request)
+	}
+	c.spare = nil
+	*r = request{conn: c, xid: h.Xid, op: h.Type, start: start, token: true}
+	return r
+}
+
+// end marks the request completed and gives its token back. It reports
+// false, and counts a bug, if it had already ended: a second completion
+// must not reply twice or give a token back twice.
+func (r *request) end() bool {
+	if r.ended.Swap(true) {
+		if r.conn != nil {
+			s := r.conn.srv
+			s.metrics.completedTwice.Inc()
+			s.log.Error("bug: a request was completed twice; the second completion is ignored",
+				"op", r.op, "xid", r.xid, "session", sessionHex(r.conn.sessionID()))
+		}
+		return false
+	}
+	return true
+}
+
+// release gives the request's token back, once it has ended.
+func (r *request) release() {
+	if r.token {
+		<-r.conn.srv.tokens
+	}
+}
+
+// complete answers the request with code at zxid and, if code is OK,
+// resp.
+func (r *request) complete(zxid int64, code jute.Code, resp jute.Record) {
+	if code != jute.OK {
+		resp = nil
+	}
+	hdr := jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}
+	r.completeFrame(encodeFrame(&hdr, resp), zxid, false)
+}
+
+// completeFrame answers the request with a frame of the caller's; last
+// makes it the connection's last frame (the connection closes once it
+// is written).
+func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
+	if !r.end() {
+		return
+	}
+	c := r.conn
+	if last {
+		c.out.finish(frame)
+	} else {
+		c.send(frame)
+	}
+	r.release()
+	c.st.replied(r.xid, zxid)
+	if !r.start.IsZero() {
+		d := time.Since(r.start)
+		c.srv.stats.lat.add(d)
+		c.st.lat.add(d)
+		c.st.lastLatency.Store(d.Milliseconds())
+	}
+}
+
+// fail ends the request without a reply: its connection closes, so the
+// client sees ConnectionLoss and may retry elsewhere. A restore is told
+// its proposal was dropped.
+func (r *request) fail(err error) {
+	if !r.end() {
+		return
+	}
+	if r.done != nil {
+		select {
+		case r.done <- replica.Event{Kind: replica.Dropped}:
+		default: // its channel holds one event; one already arrived
+		}
+		return
+	}
+	r.release()
+	c := r.conn
+	c.srv.log.Debug("request failed; closing its connection", "op", r.op, "xid", r.xid,
+		"session", sessionHex(c.sessionID()), "err", err)
+	c.close()
+}
+
+// deliver ends a restore with the event of its txn.
+func (r *request) deliver(ev replica.Event) {
+	if r.end() {
+		r.done <- ev
+	}
+}
+
+// answer answers a read from st, at zxid (the caller holds st locked).
+func (r *request) answer(st *txn.State, zxid int64) {
+	c := r.conn
+	code, resp := c.srv.read(c, jute.RequestHeader{Xid: r.xid, Type: r.op}, r.rec, st, zxid)
+	// Counted before the reply is queued: a client that asks mntr after
+	// the reply sees its read.
+	c.srv.metrics.readLatency.Observe(sinceMs(r.start))
+	r.complete(zxid, code, resp)
+}
