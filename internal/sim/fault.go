@@ -2,9 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/zoohq/zoo/internal/vfs"
 )
 
 // injectFault injects one fault at random and schedules the next.
@@ -130,32 +133,50 @@ func (s *Sim) anyRotted() bool {
 // rot flips a bit in one of a crashed member's snapshot files or log
 // segments: it must then refuse to start, or start from what is sound
 // (an older snapshot and the log); it must never serve a state that lacks
-// acknowledged writes. The last segment is spared: damage at its end
-// cannot be told from a torn write, which recovery rightly cuts off, and
-// raft does not survive a voter that forgets what it acknowledged.
+// acknowledged writes. In a log segment the bit is put among the bytes
+// written (up to the last non-zero one), where it damages records: in the
+// last segment that is the case recovery must tell from a torn write (a
+// record written whole and damaged is corruption, never cut off), as raft
+// does not survive a voter that forgets what it acknowledged.
 func (s *Sim) rot(m *member) {
-	var targets, segs []string
+	var targets []string
 	for _, f := range m.disk.Files() {
 		switch {
 		case strings.HasPrefix(f, "snap/") && !strings.HasSuffix(f, ".tmp"):
 			targets = append(targets, f)
 		case strings.HasPrefix(f, "log/") && strings.HasSuffix(f, ".wal"):
-			segs = append(segs, f)
+			targets = append(targets, f)
 		}
-	}
-	if len(segs) > 1 {
-		targets = append(targets, segs[:len(segs)-1]...)
 	}
 	if len(targets) == 0 {
 		return
 	}
 	f := targets[s.rng.IntN(len(targets))]
-	st, err := m.disk.Stat(f)
-	if err != nil || st.Size() == 0 {
+	n := writtenSize(m.disk, f)
+	if n == 0 {
 		return
 	}
-	off := s.rng.IntN(int(st.Size()))
+	off := s.rng.IntN(n)
 	s.logf("bit rot in m%d's %s at %d", m.id, f, off)
 	_ = m.disk.Corrupt(f, off, 1<<s.rng.IntN(8))
 	m.rotted = true
+}
+
+// writtenSize is how far into the file its data goes: up to its last
+// non-zero byte (a segment's preallocated rest is zeros).
+func writtenSize(fs *vfs.MemFS, name string) int {
+	f, err := fs.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return 0
+	}
+	n := len(data)
+	for n > 0 && data[n-1] == 0 {
+		n--
+	}
+	return n
 }
