@@ -90,8 +90,11 @@ func (s *Sim) injectFault() {
 	}
 }
 
-// reconfig adds the spare member (started first, empty, to join), or
-// once it is in, removes a member, through a client's reconfig request.
+// reconfig adds the spare member (started first, empty, to join), as a
+// participant or as an observer; promotes it to participant if it joined
+// as an observer (reconfig -add with the same server line, :participant);
+// and once it votes, removes a member; each through a client's reconfig
+// request.
 func (s *Sim) reconfig() {
 	var c *client
 	for _, cl := range s.clients {
@@ -110,7 +113,14 @@ func (s *Sim) reconfig() {
 		if !spare.started {
 			spare.start()
 		}
-		s.logf("reconfig: m%d joins", spare.id)
+		line := serverLine(spare.id)
+		if s.chance(0.5) {
+			line = observerLine(spare.id)
+		}
+		s.logf("reconfig: m%d joins: %s", spare.id, line)
+		c.send(kvInput{op: opReconfig, data: line})
+	case !s.removed && s.observers[spare.id]:
+		s.logf("reconfig: observer m%d promoted to participant", spare.id)
 		c.send(kvInput{op: opReconfig, data: serverLine(spare.id)})
 	case !s.removed && len(s.inConfig) > s.opt.Members:
 		s.removed = true
