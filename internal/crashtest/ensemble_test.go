@@ -91,8 +91,9 @@ func newEnsemble(t *testing.T, n, extra int, pn *peerNet) []*member {
 }
 
 // newEnsembleIn is newEnsemble with each member's directory (its dataDir)
-// made by mkdir, which may put it on a filesystem of its own.
-func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string) []*member {
+// made by mkdir, which may put it on a filesystem of its own, and cfg's
+// lines added to every zoo.cfg.
+func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string, cfg ...string) []*member {
 	t.Helper()
 	var ports portHold
 	defer ports.release()
@@ -116,7 +117,7 @@ func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string)
 			lines = append(lines, fmt.Sprintf("server.%d=%s:%d", o.id, addr, ports.take(t)))
 		}
 		_, port, _ := net.SplitHostPort(m.addr)
-		cfg := fmt.Sprintf(`tickTime=200
+		text := fmt.Sprintf(`tickTime=200
 initLimit=10
 syncLimit=5
 minSessionTimeout=400
@@ -130,8 +131,9 @@ DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,hash
 %s
-`, m.dir, port, strings.Join(lines, "\n"))
-		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+%s
+`, m.dir, port, strings.Join(lines, "\n"), strings.Join(cfg, "\n"))
+		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(m.dir, "myid"), []byte(strconv.Itoa(m.id)), 0o644); err != nil {
