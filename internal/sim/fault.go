@@ -21,7 +21,7 @@ func (s *Sim) injectFault() {
 	if !m.started {
 		return
 	}
-	if !s.opt.NoReconfig && s.chance(0.1) {
+	if !s.opt.NoReconfig && (s.chance(0.1) || s.repair != nil && s.chance(0.3)) {
 		s.reconfig()
 		return
 	}
@@ -103,7 +103,7 @@ func (s *Sim) reconfig() {
 			break
 		}
 	}
-	if c == nil {
+	if c == nil || s.repairStep(c) {
 		return
 	}
 	spare := s.members[len(s.members)-1]
@@ -129,6 +129,39 @@ func (s *Sim) reconfig() {
 		s.logf("reconfig: m%d leaves", leave)
 		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(leave)})
 	}
+}
+
+// repairStep is what an operator does with a member that refuses to
+// start from its damaged disk, one step per call: remove it from the
+// ensemble by reconfig, wipe its data directory, start it empty (joining,
+// as internal/server starts a server with no data that finds its
+// ensemble running) and add it back by reconfig; the leader then sends
+// it a snapshot. It reports whether it sent a request. A voter is not
+// wiped in place: with an empty log it would vote for a candidate that
+// lacks entries it had acknowledged, and raft could lose them.
+func (s *Sim) repairStep(c *client) bool {
+	r := s.repair
+	switch {
+	case r == nil:
+		return false
+	case !r.wiped && s.inConfig[r.id]:
+		s.logf("reconfig: m%d, which refused to start, leaves", r.id)
+		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(r.id)})
+	case !r.wiped:
+		s.logf("m%d's data directory wiped; it starts empty and joins", r.id)
+		r.disk = vfs.NewMem()
+		r.rotted, r.wiped, r.spare = false, true, true
+		r.start()
+		c.send(kvInput{op: opReconfig, data: serverLine(r.id)})
+	case !s.inConfig[r.id]:
+		s.logf("reconfig: m%d joins again", r.id)
+		c.send(kvInput{op: opReconfig, data: serverLine(r.id)})
+	default:
+		s.logf("m%d is back in the ensemble", r.id)
+		s.repair = nil
+		return false
+	}
+	return true
 }
 
 func (s *Sim) anyRotted() bool {

@@ -35,7 +35,8 @@ type member struct {
 	syncFail bool       // the next fsync fails
 	full     bool       // the disk is full: writes fail with ENOSPC
 	rotted   bool       // bit rot was put on this disk
-	spare    bool       // not in the first membership: it joins by reconfig
+	spare    bool       // not in the first membership, or wiped: it joins by reconfig
+	wiped    bool       // its data directory was wiped after it refused to start
 	started  bool       // it was started once
 	injected int        // disk errors injected so far
 
@@ -171,8 +172,12 @@ func (m *member) start() {
 		if core != nil {
 			core.Close()
 		}
-		if !m.rotted {
+		switch {
+		case !m.rotted:
 			m.s.after(500, m.restart)
+		case !m.s.opt.NoReconfig && m.s.repair == nil:
+			m.s.logf("m%d: the operator will remove it, wipe its data and add it back", m.id)
+			m.s.repair = m
 		}
 		return
 	}

@@ -94,6 +94,7 @@ type Sim struct {
 	observers  map[uint64]bool // those of inConfig that do not vote
 	configZxid int64           // that reconfig's zxid
 	removed    bool            // a member was asked to leave
+	repair     *member         // a member that refused to start from its damaged disk, being replaced
 }
 
 type event struct {
