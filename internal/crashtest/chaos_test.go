@@ -110,6 +110,13 @@ func runSchedule(t *testing.T, seed uint64, dur time.Duration, tally map[string]
 	sc.pn = &peerNet{links: map[[2]int]*zktest.Link{}}
 	sc.ms = newEnsembleIn(t, 3, 0, sc.pn, sc.dataDir, fmt.Sprintf("preAllocSize=%d", chaosSegKB))
 	sc.disk = !sc.noMount
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, m := range sc.ms {
+				t.Logf("server %d's log (start %d), last lines:\n%s", m.id, m.starts, m.logTail())
+			}
+		}
+	})
 	if !sc.disk {
 		t.Log("disk-full fault left out: cannot mount a tmpfs (needs root)")
 	}
@@ -256,10 +263,14 @@ func (sc *schedule) pick(m *member) fault {
 		f.repair = func() { l.SetCut(false) }
 	case "disk full", "disk full at a roll-over":
 		ballast := filepath.Join(m.dir, "ballast")
-		f.inject = func() { sc.fill(ballast) }
+		var failedBefore int // roll-overs the member's current log reports failed
+		f.inject = func() {
+			failedBefore = rollOverFailures(m.logPath)
+			sc.fill(ballast)
+		}
 		f.repair = func() {
 			if kind == "disk full at a roll-over" {
-				sc.waitRollOverFails(m)
+				sc.waitRollOverFails(m, failedBefore)
 			}
 			if err := os.Remove(ballast); err != nil {
 				sc.t.Errorf("remove ballast: %v", err)
@@ -278,31 +289,39 @@ func (sc *schedule) pick(m *member) fault {
 
 // waitRollOverFails holds m's full disk until m reports that it could
 // not start a new log segment (the WAL's cut, whose preallocation or
-// header write fails with ENOSPC), or chaosRollWait passes. It counts
-// the hits in sc.rolled.
-func (sc *schedule) waitRollOverFails(m *member) {
+// header write fails with ENOSPC) more often than the before it had
+// reported, or it exits (another write failed first), or chaosRollWait
+// passes. It counts the hits in sc.rolled.
+func (sc *schedule) waitRollOverFails(m *member, before int) {
 	deadline := time.Now().Add(chaosRollWait)
 	for time.Now().Before(deadline) {
-		if rollOverFailed(m.logPath) {
+		if rollOverFailures(m.logPath) > before {
 			*sc.rolled++
 			sc.t.Logf("server %d could not roll over to a new segment on its full disk", m.id)
 			return
+		}
+		select {
+		case <-m.exited:
+			sc.t.Logf("server %d exited on its full disk before a roll-over", m.id)
+			return
+		default:
 		}
 		time.Sleep(50 * time.Millisecond) // polling the server's log for the failure
 	}
 	sc.t.Logf("server %d did not roll over within %v on its full disk", m.id, chaosRollWait)
 }
 
-// rollOverFailed reports whether the server log at path says that a
-// new WAL segment could not be made for want of space.
-func rollOverFailed(path string) bool {
+// rollOverFailures counts the lines of the server log at path that say
+// a new WAL segment could not be made for want of space.
+func rollOverFailures(path string) int {
 	b, _ := os.ReadFile(path)
+	n := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.Contains(line, "wal: cut segment") && strings.Contains(line, "no space left on device") {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // fill writes path until the filesystem is full.
