@@ -209,7 +209,7 @@ const maxTrailingZeros = 64
 // lost those bytes leaves; it is taken as torn. A HardState, which ends
 // most Saves, ends in its commit index, not zero once anything commits.
 func tornRecord(tail []byte) bool {
-	if len(tail) < headerSize {
+	if len(tail) < headerSize || mutTornAlways {
 		return true // the file ends inside the header
 	}
 	crc := binary.LittleEndian.Uint32(tail)
