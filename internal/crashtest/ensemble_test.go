@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -415,6 +416,27 @@ func (a *ackLog) all() []string {
 	return slices.Clone(a.paths)
 }
 
+// syncedChildren reads /ens's children on m after a sync, in a session
+// of its own. A connection lost meanwhile (the client gave up on a slow
+// reply, the server dropped it) is retried on a new connection, as a
+// ZooKeeper application retries ConnectionLoss, until ctx ends.
+func syncedChildren(ctx context.Context, t *testing.T, m *member) ([]string, error) {
+	t.Helper()
+	for {
+		c := connect(t, m.addr, writerTimeout)
+		err := c.Sync(ctx, "/ens")
+		var kids []string
+		if err == nil {
+			kids, _, err = c.Children(ctx, "/ens")
+		}
+		c.Close()
+		if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+			return kids, err
+		}
+		t.Logf("server %d: %v; again on a new connection", m.id, err)
+	}
+}
+
 // verifyEnsemble reads /ens's children from each member, after a sync,
 // and checks that every acknowledged create is there and that all members
 // hold the same children.
@@ -424,14 +446,9 @@ func verifyEnsemble(t *testing.T, ms []*member, acked []string) {
 	defer cancel()
 	var first []string
 	for _, m := range ms {
-		c := connect(t, m.addr, writerTimeout)
-		if err := c.Sync(ctx, "/ens"); err != nil {
-			t.Fatalf("sync on server %d: %v", m.id, err)
-		}
-		kids, _, err := c.Children(ctx, "/ens")
-		c.Close()
+		kids, err := syncedChildren(ctx, t, m)
 		if err != nil {
-			t.Fatalf("children on server %d: %v", m.id, err)
+			t.Fatalf("sync and children on server %d: %v", m.id, err)
 		}
 		sort.Strings(kids)
 		for _, p := range acked {
