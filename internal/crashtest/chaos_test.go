@@ -30,10 +30,12 @@ var (
 )
 
 const (
-	chaosDiskSize = "256m"          // each member's tmpfs dataDir: the WAL preallocates 64 MiB segments
-	chaosMaxHold  = 3 * time.Second // longest a fault lasts
-	chaosMaxGap   = 1 * time.Second // longest calm between two faults
-	chaosWriters  = 2               // sequential-create writers, besides the linearizability clients
+	chaosDiskSize = "256m"           // each member's tmpfs dataDir
+	chaosSegKB    = 64               // preAllocSize: WAL segments of 64 KiB, so that the load rolls over to a new one every few hundred writes
+	chaosRollWait = 20 * time.Second // longest a full disk waits for the member to roll over to a new segment
+	chaosMaxHold  = 3 * time.Second  // longest a fault lasts
+	chaosMaxGap   = 1 * time.Second  // longest calm between two faults
+	chaosWriters  = 2                // sequential-create writers, besides the linearizability clients
 	chaosRunHint  = "go test ./internal/crashtest -run TestRandomSchedules -chaos.schedules=N [-chaos.seed=S] [-chaos.duration=30s] -timeout 0 (or ZOO_CHAOS=1)"
 )
 
@@ -42,7 +44,9 @@ const (
 // under a create load and the linearizability clients' setData/sync+get
 // load, applies seeded random faults to random members: kill -9 and
 // restart, SIGSTOP and SIGCONT, isolation from both peers, a one-way cut
-// of one peer link, and (as root, on a tmpfs dataDir) a full disk. Then it
+// of one peer link, and (as root, on a tmpfs dataDir) a full disk, held
+// for a random time or until the member fails to roll its log over to a
+// new segment (small segments, preAllocSize=64, make that frequent). Then it
 // heals everything and checks that writes resume, that every acknowledged
 // create is on every member, that the members' digests agree, and that
 // the history is linearizable.
@@ -59,10 +63,10 @@ func TestRandomSchedules(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	tally := map[string]int{}
-	failed := 0
+	failed, rolled := 0, 0
 	for i := range n {
 		s := seed + uint64(i)
-		if !t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { runSchedule(t, s, *chaosDuration, tally) }) {
+		if !t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) { runSchedule(t, s, *chaosDuration, tally, &rolled) }) {
 			failed++
 		}
 	}
@@ -73,8 +77,8 @@ func TestRandomSchedules(t *testing.T) {
 		total += c
 	}
 	sort.Strings(kinds)
-	t.Logf("%d schedules from seed %d (%d failed), %d faults applied (%s)",
-		n, seed, failed, total, strings.Join(kinds, ", "))
+	t.Logf("%d schedules from seed %d (%d failed), %d faults applied (%s); %d full disks made a member fail to roll over to a new log segment",
+		n, seed, failed, total, strings.Join(kinds, ", "), rolled)
 }
 
 // schedule is one seeded run of faults against one ensemble.
@@ -87,6 +91,7 @@ type schedule struct {
 	noMount bool // a mount failed: no disk fills, which would fill a shared disk
 	applied []string
 	tally   map[string]int
+	rolled  *int // full disks that made a member fail a roll-over
 }
 
 // fault is one injected failure and its repair.
@@ -95,16 +100,23 @@ type fault struct {
 	inject, repair func()
 }
 
-func runSchedule(t *testing.T, seed uint64, dur time.Duration, tally map[string]int) {
+func runSchedule(t *testing.T, seed uint64, dur time.Duration, tally map[string]int, rolled *int) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("rerun: go test ./internal/crashtest -run 'TestRandomSchedules' -chaos.seed=%d -chaos.schedules=1 -chaos.duration=%v -timeout 0 -v", seed, dur)
 		}
 	})
-	sc := &schedule{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tally: tally}
+	sc := &schedule{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), tally: tally, rolled: rolled}
 	sc.pn = &peerNet{links: map[[2]int]*zktest.Link{}}
-	sc.ms = newEnsembleIn(t, 3, 0, sc.pn, sc.dataDir)
+	sc.ms = newEnsembleIn(t, 3, 0, sc.pn, sc.dataDir, fmt.Sprintf("preAllocSize=%d", chaosSegKB))
 	sc.disk = !sc.noMount
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, m := range sc.ms {
+				t.Logf("server %d's log (start %d), last lines:\n%s", m.id, m.starts, m.logTail())
+			}
+		}
+	})
 	if !sc.disk {
 		t.Log("disk-full fault left out: cannot mount a tmpfs (needs root)")
 	}
@@ -226,7 +238,7 @@ func (sc *schedule) checkAlive() {
 func (sc *schedule) pick(m *member) fault {
 	kinds := []string{"kill -9", "SIGSTOP", "isolate", "cut one way"}
 	if sc.disk {
-		kinds = append(kinds, "disk full")
+		kinds = append(kinds, "disk full", "disk full at a roll-over")
 	}
 	kind := kinds[sc.rng.IntN(len(kinds))]
 	f := fault{kind: kind, name: fmt.Sprintf("%s server %d", kind, m.id)}
@@ -249,10 +261,17 @@ func (sc *schedule) pick(m *member) fault {
 		f.name = fmt.Sprintf("cut one way %d->%d", m.id, o.id)
 		f.inject = func() { l.SetCut(true) }
 		f.repair = func() { l.SetCut(false) }
-	case "disk full":
+	case "disk full", "disk full at a roll-over":
 		ballast := filepath.Join(m.dir, "ballast")
-		f.inject = func() { sc.fill(ballast) }
+		var failedBefore int // roll-overs the member's current log reports failed
+		f.inject = func() {
+			failedBefore = rollOverFailures(m.logPath)
+			sc.fill(ballast)
+		}
 		f.repair = func() {
+			if kind == "disk full at a roll-over" {
+				sc.waitRollOverFails(m, failedBefore)
+			}
 			if err := os.Remove(ballast); err != nil {
 				sc.t.Errorf("remove ballast: %v", err)
 			}
@@ -266,6 +285,43 @@ func (sc *schedule) pick(m *member) fault {
 		}
 	}
 	return f
+}
+
+// waitRollOverFails holds m's full disk until m reports that it could
+// not start a new log segment (the WAL's cut, whose preallocation or
+// header write fails with ENOSPC) more often than the before it had
+// reported, or it exits (another write failed first), or chaosRollWait
+// passes. It counts the hits in sc.rolled.
+func (sc *schedule) waitRollOverFails(m *member, before int) {
+	deadline := time.Now().Add(chaosRollWait)
+	for time.Now().Before(deadline) {
+		if rollOverFailures(m.logPath) > before {
+			*sc.rolled++
+			sc.t.Logf("server %d could not roll over to a new segment on its full disk", m.id)
+			return
+		}
+		select {
+		case <-m.exited:
+			sc.t.Logf("server %d exited on its full disk before a roll-over", m.id)
+			return
+		default:
+		}
+		time.Sleep(50 * time.Millisecond) // polling the server's log for the failure
+	}
+	sc.t.Logf("server %d did not roll over within %v on its full disk", m.id, chaosRollWait)
+}
+
+// rollOverFailures counts the lines of the server log at path that say
+// a new WAL segment could not be made for want of space.
+func rollOverFailures(path string) int {
+	b, _ := os.ReadFile(path)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "wal: cut segment") && strings.Contains(line, "no space left on device") {
+			n++
+		}
+	}
+	return n
 }
 
 // fill writes path until the filesystem is full.

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -91,8 +92,9 @@ func newEnsemble(t *testing.T, n, extra int, pn *peerNet) []*member {
 }
 
 // newEnsembleIn is newEnsemble with each member's directory (its dataDir)
-// made by mkdir, which may put it on a filesystem of its own.
-func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string) []*member {
+// made by mkdir, which may put it on a filesystem of its own, and cfg's
+// lines added to every zoo.cfg.
+func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string, cfg ...string) []*member {
 	t.Helper()
 	var ports portHold
 	defer ports.release()
@@ -116,7 +118,7 @@ func newEnsembleIn(t *testing.T, n, extra int, pn *peerNet, mkdir func() string)
 			lines = append(lines, fmt.Sprintf("server.%d=%s:%d", o.id, addr, ports.take(t)))
 		}
 		_, port, _ := net.SplitHostPort(m.addr)
-		cfg := fmt.Sprintf(`tickTime=200
+		text := fmt.Sprintf(`tickTime=200
 initLimit=10
 syncLimit=5
 minSessionTimeout=400
@@ -130,8 +132,9 @@ DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,hash
 %s
-`, m.dir, port, strings.Join(lines, "\n"))
-		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+%s
+`, m.dir, port, strings.Join(lines, "\n"), strings.Join(cfg, "\n"))
+		if err := os.WriteFile(filepath.Join(m.dir, "zoo.cfg"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(m.dir, "myid"), []byte(strconv.Itoa(m.id)), 0o644); err != nil {
@@ -413,6 +416,27 @@ func (a *ackLog) all() []string {
 	return slices.Clone(a.paths)
 }
 
+// syncedChildren reads /ens's children on m after a sync, in a session
+// of its own. A connection lost meanwhile (the client gave up on a slow
+// reply, the server dropped it) is retried on a new connection, as a
+// ZooKeeper application retries ConnectionLoss, until ctx ends.
+func syncedChildren(ctx context.Context, t *testing.T, m *member) ([]string, error) {
+	t.Helper()
+	for {
+		c := connect(t, m.addr, writerTimeout)
+		err := c.Sync(ctx, "/ens")
+		var kids []string
+		if err == nil {
+			kids, _, err = c.Children(ctx, "/ens")
+		}
+		c.Close()
+		if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+			return kids, err
+		}
+		t.Logf("server %d: %v; again on a new connection", m.id, err)
+	}
+}
+
 // verifyEnsemble reads /ens's children from each member, after a sync,
 // and checks that every acknowledged create is there and that all members
 // hold the same children.
@@ -422,14 +446,9 @@ func verifyEnsemble(t *testing.T, ms []*member, acked []string) {
 	defer cancel()
 	var first []string
 	for _, m := range ms {
-		c := connect(t, m.addr, writerTimeout)
-		if err := c.Sync(ctx, "/ens"); err != nil {
-			t.Fatalf("sync on server %d: %v", m.id, err)
-		}
-		kids, _, err := c.Children(ctx, "/ens")
-		c.Close()
+		kids, err := syncedChildren(ctx, t, m)
 		if err != nil {
-			t.Fatalf("children on server %d: %v", m.id, err)
+			t.Fatalf("sync and children on server %d: %v", m.id, err)
 		}
 		sort.Strings(kids)
 		for _, p := range acked {

@@ -4,7 +4,8 @@
 // goroutine, over a simulated network and clock, and injects faults:
 // message delay, loss, duplication and reordering, partitions (one-way
 // too), crashes (unsynced writes lost, torn writes), fsync errors, a full
-// disk, bit rot in snapshots, pauses and clock jumps.
+// disk, bit rot in snapshots and log segments (the last one too), pauses
+// and clock jumps.
 //
 // One seeded math/rand/v2 source drives everything, so a seed always
 // gives the same history: Run(Options{Seed: n}) twice yields the same

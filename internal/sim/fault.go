@@ -2,9 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/zoohq/zoo/internal/vfs"
 )
 
 // injectFault injects one fault at random and schedules the next.
@@ -18,7 +21,7 @@ func (s *Sim) injectFault() {
 	if !m.started {
 		return
 	}
-	if !s.opt.NoReconfig && s.chance(0.1) {
+	if !s.opt.NoReconfig && (s.chance(0.1) || s.repair != nil && s.chance(0.3)) {
 		s.reconfig()
 		return
 	}
@@ -87,8 +90,11 @@ func (s *Sim) injectFault() {
 	}
 }
 
-// reconfig adds the spare member (started first, empty, to join), or
-// once it is in, removes a member, through a client's reconfig request.
+// reconfig adds the spare member (started first, empty, to join), as a
+// participant or as an observer; promotes it to participant if it joined
+// as an observer (reconfig -add with the same server line, :participant);
+// and once it votes, removes a member; each through a client's reconfig
+// request.
 func (s *Sim) reconfig() {
 	var c *client
 	for _, cl := range s.clients {
@@ -97,7 +103,7 @@ func (s *Sim) reconfig() {
 			break
 		}
 	}
-	if c == nil {
+	if c == nil || s.repairStep(c) {
 		return
 	}
 	spare := s.members[len(s.members)-1]
@@ -107,7 +113,14 @@ func (s *Sim) reconfig() {
 		if !spare.started {
 			spare.start()
 		}
-		s.logf("reconfig: m%d joins", spare.id)
+		line := serverLine(spare.id)
+		if s.chance(0.5) {
+			line = observerLine(spare.id)
+		}
+		s.logf("reconfig: m%d joins: %s", spare.id, line)
+		c.send(kvInput{op: opReconfig, data: line})
+	case !s.removed && s.observers[spare.id]:
+		s.logf("reconfig: observer m%d promoted to participant", spare.id)
 		c.send(kvInput{op: opReconfig, data: serverLine(spare.id)})
 	case !s.removed && len(s.inConfig) > s.opt.Members:
 		s.removed = true
@@ -116,6 +129,39 @@ func (s *Sim) reconfig() {
 		s.logf("reconfig: m%d leaves", leave)
 		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(leave)})
 	}
+}
+
+// repairStep is what an operator does with a member that refuses to
+// start from its damaged disk, one step per call: remove it from the
+// ensemble by reconfig, wipe its data directory, start it empty (joining,
+// as internal/server starts a server with no data that finds its
+// ensemble running) and add it back by reconfig; the leader then sends
+// it a snapshot. It reports whether it sent a request. A voter is not
+// wiped in place: with an empty log it would vote for a candidate that
+// lacks entries it had acknowledged, and raft could lose them.
+func (s *Sim) repairStep(c *client) bool {
+	r := s.repair
+	switch {
+	case r == nil:
+		return false
+	case !r.wiped && s.inConfig[r.id]:
+		s.logf("reconfig: m%d, which refused to start, leaves", r.id)
+		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(r.id)})
+	case !r.wiped:
+		s.logf("m%d's data directory wiped; it starts empty and joins", r.id)
+		r.disk = vfs.NewMem()
+		r.rotted, r.wiped, r.spare = false, true, true
+		r.start()
+		c.send(kvInput{op: opReconfig, data: serverLine(r.id)})
+	case !s.inConfig[r.id]:
+		s.logf("reconfig: m%d joins again", r.id)
+		c.send(kvInput{op: opReconfig, data: serverLine(r.id)})
+	default:
+		s.logf("m%d is back in the ensemble", r.id)
+		s.repair = nil
+		return false
+	}
+	return true
 }
 
 func (s *Sim) anyRotted() bool {
@@ -130,32 +176,50 @@ func (s *Sim) anyRotted() bool {
 // rot flips a bit in one of a crashed member's snapshot files or log
 // segments: it must then refuse to start, or start from what is sound
 // (an older snapshot and the log); it must never serve a state that lacks
-// acknowledged writes. The last segment is spared: damage at its end
-// cannot be told from a torn write, which recovery rightly cuts off, and
-// raft does not survive a voter that forgets what it acknowledged.
+// acknowledged writes. In a log segment the bit is put among the bytes
+// written (up to the last non-zero one), where it damages records: in the
+// last segment that is the case recovery must tell from a torn write (a
+// record written whole and damaged is corruption, never cut off), as raft
+// does not survive a voter that forgets what it acknowledged.
 func (s *Sim) rot(m *member) {
-	var targets, segs []string
+	var targets []string
 	for _, f := range m.disk.Files() {
 		switch {
 		case strings.HasPrefix(f, "snap/") && !strings.HasSuffix(f, ".tmp"):
 			targets = append(targets, f)
 		case strings.HasPrefix(f, "log/") && strings.HasSuffix(f, ".wal"):
-			segs = append(segs, f)
+			targets = append(targets, f)
 		}
-	}
-	if len(segs) > 1 {
-		targets = append(targets, segs[:len(segs)-1]...)
 	}
 	if len(targets) == 0 {
 		return
 	}
 	f := targets[s.rng.IntN(len(targets))]
-	st, err := m.disk.Stat(f)
-	if err != nil || st.Size() == 0 {
+	n := writtenSize(m.disk, f)
+	if n == 0 {
 		return
 	}
-	off := s.rng.IntN(int(st.Size()))
+	off := s.rng.IntN(n)
 	s.logf("bit rot in m%d's %s at %d", m.id, f, off)
 	_ = m.disk.Corrupt(f, off, 1<<s.rng.IntN(8))
 	m.rotted = true
+}
+
+// writtenSize is how far into the file its data goes: up to its last
+// non-zero byte (a segment's preallocated rest is zeros).
+func writtenSize(fs *vfs.MemFS, name string) int {
+	f, err := fs.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return 0
+	}
+	n := len(data)
+	for n > 0 && data[n-1] == 0 {
+		n--
+	}
+	return n
 }

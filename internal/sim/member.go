@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
 	members "github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/replica"
@@ -34,7 +35,8 @@ type member struct {
 	syncFail bool       // the next fsync fails
 	full     bool       // the disk is full: writes fail with ENOSPC
 	rotted   bool       // bit rot was put on this disk
-	spare    bool       // not in the first membership: it joins by reconfig
+	spare    bool       // not in the first membership, or wiped: it joins by reconfig
+	wiped    bool       // its data directory was wiped after it refused to start
 	started  bool       // it was started once
 	injected int        // disk errors injected so far
 
@@ -170,8 +172,12 @@ func (m *member) start() {
 		if core != nil {
 			core.Close()
 		}
-		if !m.rotted {
+		switch {
+		case !m.rotted:
 			m.s.after(500, m.restart)
+		case !m.s.opt.NoReconfig && m.s.repair == nil:
+			m.s.logf("m%d: the operator will remove it, wipe its data and add it back", m.id)
+			m.s.repair = m
 		}
 		return
 	}
@@ -371,13 +377,17 @@ func (m *member) reconfigured(ev replica.Event) {
 		return
 	}
 	in := make(map[uint64]bool)
+	obs := make(map[uint64]bool)
 	for _, sv := range mb.Servers {
 		in[uint64(sv.ID)] = true
+		if sv.Type == config.Observer {
+			obs[uint64(sv.ID)] = true
+		}
 	}
 	if ev.Zxid > m.s.configZxid {
 		m.s.configZxid = ev.Zxid
-		m.s.inConfig = in
-		m.s.logf("membership now %v", slices.Sorted(maps.Keys(in)))
+		m.s.inConfig, m.s.observers = in, obs
+		m.s.logf("membership now %v, observers %v", slices.Sorted(maps.Keys(in)), slices.Sorted(maps.Keys(obs)))
 	}
 	if !in[m.id] {
 		for _, id := range slices.Sorted(maps.Keys(m.conns)) {
@@ -396,8 +406,13 @@ func membership(ids []uint64) string {
 	return b.String()
 }
 
-func serverLine(id uint64) string {
-	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d", id, 2000+id, 3000+id, 4000+id)
+func serverLine(id uint64) string { return line(id, "participant") }
+
+// observerLine is the server line of id as a non-voting member.
+func observerLine(id uint64) string { return line(id, "observer") }
+
+func line(id uint64, role string) string {
+	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:%s;127.0.0.1:%d", id, 2000+id, 3000+id, role, 4000+id)
 }
 
 func (m *member) take(tag uint64) *call {

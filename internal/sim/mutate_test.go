@@ -3,9 +3,11 @@
 package sim
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/wal"
 )
 
 // TestMutations proves the simulator bites: with each defect planted in
@@ -14,26 +16,32 @@ import (
 // -run TestMutations -v; it reports how many seeds each took.
 func TestMutations(t *testing.T) {
 	const maxMutationSeeds = 300
+	mut := func(m replica.Mutation) func(bool) { return func(on bool) { replica.SetMutation(m, on) } }
 	for _, tc := range []struct {
-		name string
-		m    replica.Mutation
+		name  string
+		set   func(on bool)
+		seeds uint64 // 0: maxMutationSeeds
 	}{
-		{"ack before fsync", replica.MutAckBeforeFsync},
-		{"no gap rule", replica.MutNoGapRule},
-		{"apply out of order", replica.MutApplyOutOfOrder},
-		{"sync skips the ReadIndex wait", replica.MutSyncSkipsReadIndex},
-		{"expiry applied on one member only", replica.MutExpiryOnOneMember},
+		{"ack before fsync", mut(replica.MutAckBeforeFsync), 0},
+		{"no gap rule", mut(replica.MutNoGapRule), 0},
+		{"apply out of order", mut(replica.MutApplyOutOfOrder), 0},
+		{"sync skips the ReadIndex wait", mut(replica.MutSyncSkipsReadIndex), 0},
+		{"expiry applied on one member only", mut(replica.MutExpiryOnOneMember), 0},
+		// Rarer: it needs bit rot in a member's last log segment, among
+		// its records, and a restart of that member.
+		{"bit rot at the log's end cut as a torn tail", wal.SetTornAlwaysMutation, 2000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			replica.SetMutation(tc.m, true)
-			defer replica.SetMutation(tc.m, false)
-			for seed := uint64(1); seed <= maxMutationSeeds; seed++ {
+			tc.set(true)
+			defer tc.set(false)
+			n := cmp.Or(tc.seeds, maxMutationSeeds)
+			for seed := uint64(1); seed <= n; seed++ {
 				if res := Run(Options{Seed: seed}); len(res.Failures) > 0 {
 					t.Logf("caught at seed %d (the %d. seed run): %s", seed, seed, res.Failures[0])
 					return
 				}
 			}
-			t.Errorf("no seed among the first %d caught the mutation", maxMutationSeeds)
+			t.Errorf("no seed among the first %d caught the mutation", n)
 		})
 	}
 }

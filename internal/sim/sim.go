@@ -91,8 +91,10 @@ type Sim struct {
 	ended  map[int64]bool   // sessions that ended (closed or expired)
 
 	inConfig   map[uint64]bool // the membership as of the last reconfig applied
+	observers  map[uint64]bool // those of inConfig that do not vote
 	configZxid int64           // that reconfig's zxid
 	removed    bool            // a member was asked to leave
+	repair     *member         // a member that refused to start from its damaged disk, being replaced
 }
 
 type event struct {

@@ -85,6 +85,7 @@ func TestRegressions(t *testing.T) {
 	}{
 		{85, "wal: a torn lazy commit at a segment's end, after a cut, made the log corrupt for good"},
 		{90, "replica: a lazy commit lost in a crash left the HardState's commit below the snapshot: raft panicked at start"},
+		{590, "wal: bit rot in the last segment's fsynced records was cut off as a torn tail: the member forgot entries it had acknowledged"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
 			t.Errorf("seed %d (%s) fails again:\n%s", tc.seed, tc.bug, Run(Options{Seed: tc.seed, Trace: true}).Report())

@@ -53,16 +53,32 @@
 //   - the rest of the file is zero: the clean end of the segment;
 //   - some valid record starts anywhere after off: corruption of data that
 //     was fsynced; Open fails with a *CorruptionError naming file and offset;
+//   - the bad record lies wholly within the written bytes (it ends at or
+//     before the last non-zero byte of the segment), or checks out with a
+//     length that does: it was written whole and damaged since (bit rot),
+//     so it may have been fsynced and acknowledged; corruption, even at
+//     the very end of the last segment;
 //   - otherwise, in the last segment: a torn tail, the unacknowledged part
-//     of a write cut short by a crash. Its bytes are kept in
-//     "<segment>.broken", the segment is cut at off, and Open goes on;
+//     of a write cut short by a crash (a crash keeps a prefix of an
+//     unsynced write; the record claims bytes that were never written).
+//     Its bytes are kept in "<segment>.broken", the segment is cut at off,
+//     and Open goes on;
 //   - otherwise (an earlier segment): corruption, since a segment is
 //     fsynced before the next one is cut.
 //
 // A crash that persists a later page of an unsynced write but not an
 // earlier one looks like corruption by this rule; Open then refuses to start
 // rather than guess (the rule errs on the side of never silently dropping
-// acknowledged records).
+// acknowledged records). What it cannot see: damage to a last record whose
+// last bytes are zeros, which is what a write that lost them leaves
+// (tornRecord).
+//
+// Apache ZooKeeper 3.8 does much the same (FileTxnLog.FileTxnIterator.next):
+// a record cut short (a zero or partial length, a missing end-of-record
+// byte) ends the log, while a checksum mismatch anywhere, the last record
+// included, fails the load with "CRC check failed" and the server does not
+// start. It has no check for a damaged length, which reads as a short
+// record and ends the log.
 //
 // # Errors
 //

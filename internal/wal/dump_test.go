@@ -71,7 +71,11 @@ func TestScan(t *testing.T) {
 	if recs[0].Kind() != "snapshot-marker" || recs[1].Kind() != "hard-state" {
 		t.Fatalf("segment starts with %s, %s; want its header records", recs[0].Kind(), recs[1].Kind())
 	}
-	end := last.Offset + headerSize + int64(last.Entry.Size())
+	hs := recs[len(recs)-1]
+	if hs.HardState == nil || hs.Offset < last.Offset {
+		t.Fatalf("last record is a %s; want the HardState after the entries", hs.Kind())
+	}
+	end := hs.Offset + headerSize + int64(hs.HardState.Size())
 
 	tests := []struct {
 		name string
@@ -81,6 +85,9 @@ func TestScan(t *testing.T) {
 	}{
 		{"torn tail", end, []byte{1, 2, 3, 4, 5}, ErrTornTail},
 		{"corrupt entry", recs[2].Offset + headerSize + 1, []byte{0xff, 0xfe}, ErrCorrupt},
+		// The HardState was written whole (and fsynced): damage to it,
+		// though nothing follows it, is corruption, not a torn tail.
+		{"corrupt last record", hs.Offset + headerSize, []byte{0xff}, ErrCorrupt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

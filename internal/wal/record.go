@@ -132,7 +132,7 @@ func scan(data []byte) scanResult {
 			r.end = int64(off)
 			if !allZero(data[off:]) {
 				r.bad = err
-				r.corrupt = validRecordAfter(data, off+1)
+				r.corrupt = validRecordAfter(data, off+1) || !tornRecord(data[off:])
 			}
 			return r
 		}
@@ -185,4 +185,62 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// maxTrailingZeros bounds how many zero bytes tornRecord assumes can end a
+// record when it checks whether a damaged length field hides a record
+// that was written whole.
+const maxTrailingZeros = 64
+
+// tornRecord reports whether the bad record at the start of tail (which
+// runs to the end of its segment, with no valid record after it) can be
+// a write cut short by a crash, rather than damage to bytes that were
+// written whole. A torn write keeps a prefix of what was written (the
+// rest reads as zeros, or the file ends), so the record it leaves
+// claims bytes past the last non-zero byte of the segment. A record that
+// lies wholly within the written bytes and still fails its checksum was
+// written whole and then damaged (bit rot): if it was fsynced, cutting it
+// would drop an acknowledged write, so it is corruption. So is a record
+// whose length field was damaged, found by trying the lengths that end
+// it at the written data (plus at most maxTrailingZeros zero bytes).
+//
+// What this cannot tell apart: damage to a last record whose last bytes
+// are zeros (as written, or after the damage), which is what a write that
+// lost those bytes leaves; it is taken as torn. A HardState, which ends
+// most Saves, ends in its commit index, not zero once anything commits.
+func tornRecord(tail []byte) bool {
+	if len(tail) < headerSize || mutTornAlways {
+		return true // the file ends inside the header
+	}
+	crc := binary.LittleEndian.Uint32(tail)
+	n := int64(binary.LittleEndian.Uint32(tail[4:]))
+	if crc == 0 && n == 0 {
+		// Never written: a written record's CRC covers a non-zero type,
+		// so this is unused (zeroed) space, perhaps with a flipped bit.
+		return true
+	}
+	written := int64(len(tail))
+	for written > 0 && tail[written-1] == 0 {
+		written--
+	}
+	if headerSize+n <= written {
+		return false // wholly written, yet bad
+	}
+	return !lengthDamaged(tail, written)
+}
+
+// lengthDamaged reports whether the record at the start of tail checks
+// out with some other length that ends it within maxTrailingZeros bytes
+// after written: a record written whole whose length field was damaged.
+func lengthDamaged(tail []byte, written int64) bool {
+	crc := binary.LittleEndian.Uint32(tail)
+	var hdr [5]byte
+	hdr[4] = tail[8]
+	for end := max(written, headerSize); end <= min(written+maxTrailingZeros, int64(len(tail))); end++ {
+		binary.LittleEndian.PutUint32(hdr[:], uint32(end-headerSize))
+		if crc32.Update(crc32.Checksum(hdr[:], crcTable), crcTable, tail[headerSize:end]) == crc {
+			return true
+		}
+	}
+	return false
 }

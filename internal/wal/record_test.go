@@ -93,6 +93,11 @@ func TestScanClassify(t *testing.T) {
 		return c
 	}
 	zeros := make([]byte, 64)
+	flipBits := func(data []byte, i int, mask byte) []byte {
+		c := append([]byte(nil), data...)
+		c[i] ^= mask
+		return c
+	}
 	tests := []struct {
 		name    string
 		data    []byte
@@ -105,7 +110,19 @@ func TestScanClassify(t *testing.T) {
 		{"torn second record", ab[:len(ab)-3], 1, true, false},
 		{"torn second record, zero tail", append(ab[:len(ab)-3:len(ab)-3], zeros...), 1, true, false},
 		{"torn header", ab[:len(a)+4], 1, true, false},
-		{"flipped last record", flip(ab, len(ab)-2), 1, true, false},
+		// Written whole, then damaged: not a torn write, though nothing
+		// valid follows (cutting it could drop an acknowledged write).
+		{"flipped last record", flip(ab, len(ab)-2), 1, true, true},
+		{"flipped last record's CRC", flip(ab, len(a)+1), 1, true, true},
+		{"flipped last record's type", flip(ab, len(a)+8), 1, true, true},
+		{"flipped last record, zero tail", append(flip(ab, len(ab)-2), zeros...), 1, true, true},
+		{"last record's length shortened", flip(ab, len(a)+4), 1, true, true},
+		{"last record's length grown, zero tail", append(flipBits(ab, len(a)+4, 0x20), zeros...), 1, true, true},
+		{"last record's length grown", flipBits(ab, len(a)+5, 0x01), 1, true, true},
+		// Rot in the unused zeros after the records damages nothing written.
+		{"bit rot in a zeroed type after the records", append(ab, flipBits(zeros, 8, 0x01)...), 2, true, false},
+		{"bit rot in a zeroed CRC after the records", append(ab, flipBits(zeros, 2, 0x10)...), 2, true, false},
+		{"bit rot far into the zeros", append(ab, flipBits(zeros, 40, 0x10)...), 2, true, false},
 		{"flipped first record", flip(ab, 12), 0, true, true},
 		{"zeroed first header", append(make([]byte, headerSize), ab[headerSize:]...), 0, true, true},
 	}

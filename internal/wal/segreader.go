@@ -168,5 +168,5 @@ func classifyTail(f vfs.File, name string, off, size int64, bad error) (segmentE
 	if allZero(tail) {
 		return segmentEnd{end: off, size: size}, nil
 	}
-	return segmentEnd{end: off, bad: bad, corrupt: validRecordAfter(tail, 1), tail: tail, size: size}, nil
+	return segmentEnd{end: off, bad: bad, corrupt: validRecordAfter(tail, 1) || !tornRecord(tail), tail: tail, size: size}, nil
 }

@@ -1,0 +1,12 @@
+//go:build simmutate
+
+package wal
+
+// mutTornAlways plants a defect for internal/sim's TestMutations: every bad
+// last record is taken as a torn tail, bit rot in fsynced records included
+// (the rule before tornRecord).
+var mutTornAlways bool
+
+// SetTornAlwaysMutation turns the planted defect on or off (build tag
+// simmutate only).
+func SetTornAlwaysMutation(on bool) { mutTornAlways = on }
