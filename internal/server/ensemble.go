@@ -247,14 +247,28 @@ func (s *Server) closeClients(why string) {
 // disk or a long apply (the replica writes its log beside its loop and
 // applies in slices), which is what lets the timeout be this short
 // without false elections on a loaded machine.
-const electionTicks = 8
+//
+// A small tickTime (tests use 200-500 ms) would scale the timeout down to
+// tens of milliseconds, shorter than a scheduling delay on a loaded
+// machine: the timeout never goes below minElectionTimeout, in more
+// ticks.
+const (
+	minElectionTicks   = 8
+	minElectionTimeout = 300 * time.Millisecond
+)
 
 func raftTick(tickTime time.Duration) time.Duration {
 	return max(tickTime/50, 5*time.Millisecond)
 }
 
+// electionTicks is how many raft ticks make the base election timeout.
+func electionTicks(tickTime time.Duration) int {
+	tick := raftTick(tickTime)
+	return max(minElectionTicks, int((minElectionTimeout+tick-1)/tick))
+}
+
 func electionTimeout(tickTime time.Duration) time.Duration {
-	return raftTick(tickTime) * electionTicks
+	return raftTick(tickTime) * time.Duration(electionTicks(tickTime))
 }
 
 var (

@@ -332,7 +332,7 @@ func New(cfg Config) (*Server, error) {
 		rcfg.Transport = peerLink{peers}
 		rcfg.OnActivity = s.onActivity
 		rcfg.Tick = raftTick(cfg.TickTime)
-		rcfg.ElectionTicks = electionTicks
+		rcfg.ElectionTicks = electionTicks(cfg.TickTime)
 		if replica.Fresh(rcfg) {
 			rcfg.Join = s.join(peers, len(e.Peers))
 		}
