@@ -69,6 +69,9 @@ func (c *Config) setProperty(prop, value string, pos Pos) error {
 	if !ok && zk {
 		k, ok = lookupSecurity(name, fromProp)
 	}
+	if !ok && zk && propertyKeys[name] {
+		return c.setPropertyKey(prop, name, value, pos)
+	}
 	if !ok {
 		if _, cfgKey := lookupSecurity(name, func(s source) bool { return s == cfgOnly }); zk && cfgKey {
 			c.warn(pos, "-D"+prop, Unsupported, "Apache reads "+name+" only from zoo.cfg; this property is ignored, as in Apache")
@@ -93,4 +96,39 @@ func (c *Config) setProperty(prop, value string, pos Pos) error {
 	c.Security[name] = value
 	c.pos[name] = pos
 	return c.applySecurity(name, value, pos)
+}
+
+// propertyKeys are the zoo.cfg keys Apache reads as the system property
+// zookeeper.<key>: zoo.cfg's copy is set as that property when the server
+// starts (QuorumPeerConfig does so with keys it does not parse itself), so
+// -Dzookeeper.<key> in SERVER_JVMFLAGS sets them too, and zoo.cfg wins.
+var propertyKeys = map[string]bool{
+	"extendedTypesEnabled":                     true,
+	"DigestAuthenticationProvider.superDigest": true,
+	"enforceQuota":                             true,
+	"skipACL":                                  true,
+	"snapCount":                                true,
+	"preAllocSize":                             true,
+	"forceSync":                                true,
+	"globalOutstandingLimit":                   true,
+	"4lw.commands.whitelist":                   true,
+	"admin.enableServer":                       true,
+	"admin.serverAddress":                      true,
+	"admin.serverPort":                         true,
+	"admin.idleTimeout":                        true,
+	"admin.commandURL":                         true,
+}
+
+// setPropertyKey applies -Dzookeeper.<name> through name's zoo.cfg
+// handler, unless zoo.cfg set name.
+func (c *Config) setPropertyKey(prop, name, value string, pos Pos) error {
+	if p, set := c.pos[name]; set && p.Line > 0 {
+		c.warn(pos, "-D"+prop, Duplicate, fmt.Sprintf("%s in %s wins, as in Apache", name, p))
+		return nil
+	}
+	if err := handlers[name](c, value, pos); err != nil {
+		return err
+	}
+	c.pos[name] = pos
+	return nil
 }
