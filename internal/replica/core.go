@@ -44,6 +44,9 @@ func (r *Replica) Start() error {
 // is left to do. An error means the log cannot be written: the replica
 // must stop (Close) and nothing of the failed Ready was acknowledged.
 func (r *Replica) Process() error {
+	if r.lost != nil {
+		return r.lost
+	}
 	for {
 		if err := r.settle(); err != nil {
 			return err
@@ -60,6 +63,9 @@ func (r *Replica) Process() error {
 // ticks and messages handled in between, and reports whether work is
 // left.
 func (r *Replica) turn(enough func() bool) (more bool, err error) {
+	if r.lost != nil {
+		return false, r.lost
+	}
 	if more, err = r.processReady(enough); err != nil {
 		return false, err
 	}

@@ -310,7 +310,7 @@ func (r *Replica) finishSnapshot() {
 // fail ends the loop after a fatal error: it records err for Err, stops
 // taking requests and reports every pending one as Dropped.
 func (r *Replica) fail(err error) {
-	r.cfg.Logger.Error("replica stopping: the log cannot be written", "err", err)
+	r.cfg.Logger.Error("replica stopping", "err", err)
 	d := r.drv
 	d.errMu.Lock()
 	d.err = err

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -195,6 +197,9 @@ func (r *Replica) startSync(tag uint64) {
 
 // receive handles a message from another member.
 func (r *Replica) receive(in inbound) {
+	if r.lost != nil {
+		return // stopping: raft's state is not to be touched again
+	}
 	switch in.kind {
 	case kindSnapshot:
 		r.receiveSnapshot(in)
@@ -207,7 +212,7 @@ func (r *Replica) receive(in inbound) {
 		if m.From == r.lead.last || m.Type == raftpb.MsgApp || m.Type == raftpb.MsgHeartbeat || m.Type == raftpb.MsgSnap {
 			r.lead.since = 0 // a leader's message, or the leader's
 		}
-		if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		if err := r.step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			r.cfg.Logger.Debug("raft step", "from", in.from, "type", m.Type, "err", err)
 		}
 	case KindForward:
@@ -691,4 +696,29 @@ func txnSize(rec jute.Record) int {
 		return base + len(r.Path) + len(r.Data)
 	}
 	return base
+}
+
+// step hands m to raft. Raft panics when a leader's heartbeat asks it to
+// commit past the end of its log, which means this member lost entries it
+// had acknowledged (see ErrLostLog). That panic is caught here and turned
+// into ErrLostLog, which stops the replica with a message an operator can
+// act on, instead of a crash at every restart; any other panic goes on.
+func (r *Replica) step(m raftpb.Message) (err error) {
+	if m.Type == raftpb.MsgHeartbeat {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			s := fmt.Sprint(p)
+			if !strings.Contains(s, "out of range [lastIndex") {
+				panic(p)
+			}
+			r.lost = fmt.Errorf("%w (the leader, server %d, has it holding entries its log does not: %s): "+
+				"remove it from the ensemble (reconfig -remove %d), then start it empty and add it back, "+
+				"or restore its data directory", ErrLostLog, m.From, s, r.cfg.ID)
+			err = r.lost
+		}()
+	}
+	return r.rn.Step(m)
 }

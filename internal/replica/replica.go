@@ -60,6 +60,13 @@ import (
 // ErrStopped is returned by Submit once the replica is stopping.
 var ErrStopped = errors.New("replica: stopped")
 
+// ErrLostLog ends a replica whose log lost entries it had acknowledged: a
+// leader's heartbeat asked it to commit past the end of its log. Its data
+// directory was wiped or restored from an older copy while the ensemble
+// kept it as a member. Going on could lose committed writes (its votes and
+// acknowledgements counted toward them), so it stops and says so.
+var ErrLostLog = errors.New("replica: this member's log lost entries it had acknowledged")
+
 // EventKind says what an Event reports.
 type EventKind int
 
@@ -320,6 +327,7 @@ type Replica struct {
 	// progress; zero once it is over.
 	replayLogged time.Time
 	rn           *raft.RawNode
+	lost         error // ErrLostLog, once seen: the loop stops
 
 	mu    sync.RWMutex // the state: written by the core only
 	state *txn.State
