@@ -62,7 +62,10 @@ esac
 export ZK_VERSION=${ZK_VERSION:-3.8.0}
 log=$work/test.log
 rc=0
-(cd "$work/gozk" && GOFLAGS=-mod=mod go test -count=1 -timeout 30m -v . >"$log" 2>&1) || rc=$?
+# GOZK_RUN narrows the run to the tests it matches (go test -run);
+# GOZK_LOG names a file to keep the whole output in.
+(cd "$work/gozk" && GOFLAGS=-mod=mod go test -count=1 -timeout 30m -v -run "${GOZK_RUN:-.}" . >"$log" 2>&1) || rc=$?
+if [ -n "${GOZK_LOG:-}" ]; then cp "$log" "$GOZK_LOG"; fi
 grep -E '^(--- |    --- )(FAIL|SKIP)' "$log" || true
 grep -E '^(FAIL|ok|panic)' "$log" || true
 passed=$(grep -cE '^--- PASS' "$log" || true)
