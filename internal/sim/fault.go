@@ -29,7 +29,10 @@ func (s *Sim) injectFault() {
 	case r < 20:
 		torn := s.chance(0.3)
 		m.crash(torn)
-		if !m.rotted && s.chance(0.15) && !s.anyRotted() {
+		switch {
+		case s.opt.RotLogEnd && !s.anyRotted():
+			s.rotLogEnd(m)
+		case !m.rotted && s.chance(0.15) && !s.anyRotted():
 			s.rot(m)
 		}
 		s.after(s.between(100, 1500), m.restart)
@@ -202,6 +205,29 @@ func (s *Sim) rot(m *member) {
 	off := s.rng.IntN(n)
 	s.logf("bit rot in m%d's %s at %d", m.id, f, off)
 	_ = m.disk.Corrupt(f, off, 1<<s.rng.IntN(8))
+	m.rotted = true
+}
+
+// rotLogEnd flips a bit among the last records of a crashed member's last
+// log segment (Options.RotLogEnd). The last written byte is left alone:
+// clearing it would make the record look cut short, a torn write.
+func (s *Sim) rotLogEnd(m *member) {
+	var last string
+	for _, f := range m.disk.Files() { // sorted: the newest segment is last
+		if strings.HasPrefix(f, "log/") && strings.HasSuffix(f, ".wal") {
+			last = f
+		}
+	}
+	if last == "" {
+		return
+	}
+	n := writtenSize(m.disk, last)
+	if n < 2 {
+		return
+	}
+	off := n - 2 - s.rng.IntN(min(n-1, 256))
+	s.logf("bit rot in m%d's %s at %d, near its end", m.id, last, off)
+	_ = m.disk.Corrupt(last, off, 1<<s.rng.IntN(8))
 	m.rotted = true
 }
 

@@ -26,6 +26,10 @@ type Options struct {
 	// NoReconfig leaves the membership alone; by default a spare member
 	// may be added and one member removed (dynamic reconfig).
 	NoReconfig bool
+	// RotLogEnd puts bit rot in every crashed member's last log segment,
+	// among its last records, instead of now and then anywhere: the fault
+	// profile that tells bit rot from a torn tail, rare in the default mix.
+	RotLogEnd bool
 }
 
 func (o *Options) ensureDefaults() {

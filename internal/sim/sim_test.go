@@ -64,6 +64,23 @@ func TestSeeds(t *testing.T) {
 		float64(simMs)/float64(wall.Milliseconds()), ops, faults)
 }
 
+// TestRotLogEnd runs the RotLogEnd fault profile: every crash puts bit rot
+// among the last records of the member's last log segment. Each such
+// member must refuse to start (and is then replaced) or start with what it
+// acknowledged; every check holds. TestMutations shows the profile catches
+// a log that cuts such rot off as a torn write.
+func TestRotLogEnd(t *testing.T) {
+	n := max(defaultSeeds()/8, 10)
+	if testing.Short() {
+		n = min(n, 10)
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		if res := Run(Options{Seed: seed, RotLogEnd: true}); len(res.Failures) > 0 {
+			t.Fatal(Run(Options{Seed: seed, RotLogEnd: true, Trace: true}).Report())
+		}
+	}
+}
+
 // TestDeterminism: the same seed gives the same history, bit for bit.
 func TestDeterminism(t *testing.T) {
 	for _, seed := range []uint64{1, 7, 42} {
