@@ -1,41 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/zoohq/zoo/internal/server"
+	"github.com/zoohq/zoo/internal/zktest/inproc"
 )
 
-// serveOn serves srv on addr ("127.0.0.1:0" for a free port) and returns
-// the address and a stop that shuts the server down and waits for Serve.
-// The test's end calls stop too; calling it more than once is safe.
+// serveOn serves srv on addr; see inproc.Serve.
 func serveOn(t testing.TB, srv *server.Server, addr string) (string, func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				t.Errorf("shutdown: %v", err)
-			}
-			<-served
-		})
-	}
-	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return inproc.Serve(t, srv, addr)
 }
 
 // adminTestServer starts a server from zoo.cfg lines, after clientPort and

@@ -1,43 +1,21 @@
 package cli
 
 import (
-	"context"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	zooserver "github.com/zoohq/zoo/internal/server"
+	"github.com/zoohq/zoo/internal/zktest/inproc"
 )
 
 // TestSASLJAASClient: zoo cli logs in with the JAAS Client section, as
 // zkCli.sh does, where the server requires SASL.
 func TestSASLJAASClient(t *testing.T) {
-	srv, err := zooserver.New(zooserver.Config{
-		Logger:             slog.New(slog.DiscardHandler),
+	addr := inproc.Start(t, zooserver.Config{
 		SASL:               &zooserver.SASLConfig{Users: map[string]string{"bob": "pw"}},
 		EnforceAuthSchemes: []string{"sasl"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		<-served
-	})
-	addr := ln.Addr().String()
 	dir := t.TempDir()
 	jaas := filepath.Join(dir, "jaas.conf")
 	if err := os.WriteFile(jaas, []byte(`Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="pw"; };`), 0o644); err != nil {

@@ -6,8 +6,10 @@ package inproc
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,21 +28,37 @@ func Start(t testing.TB, cfg server.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, _ := Serve(t, srv, "127.0.0.1:0")
+	return addr
+}
+
+// Serve serves srv on addr ("127.0.0.1:0" for a free port) and returns
+// the address and a stop that shuts srv down (within 10 s, else the test
+// fails) and waits for Serve. The test's end calls stop too; calling it
+// more than once is safe.
+func Serve(t testing.TB, srv *server.Server, addr string) (string, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-served
-	})
-	return ln.Addr().String()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			if err := <-served; !errors.Is(err, server.ErrServerClosed) {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return ln.Addr().String(), stop
 }
 
 // Standalone starts an in-memory standalone server with every
