@@ -1,12 +1,10 @@
-package vfs_test
+package vfs
 
 import (
 	"bytes"
 	"io"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/zoohq/zoo/internal/vfs"
 )
 
 // Sync copies only what changed since the last one; whatever the mix of
@@ -15,7 +13,7 @@ import (
 func TestMemSyncKeepsExactlySyncedData(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		m := vfs.NewMem()
+		m := NewMem()
 		if err := m.MkdirAll("/d", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -65,23 +63,9 @@ func TestMemSyncKeepsExactlySyncedData(t *testing.T) {
 				synced = bytes.Clone(cur)
 			}
 			got := readAll(t, m.CrashClone(), "/d/f")
-			if !bytes.Equal(got, synced) {
+			if got != string(synced) {
 				t.Fatalf("seed %d step %d: after a crash the file holds %q, want %q", seed, step, got, synced)
 			}
 		}
 	}
-}
-
-func readAll(t *testing.T, m *vfs.MemFS, name string) []byte {
-	t.Helper()
-	f, err := m.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
