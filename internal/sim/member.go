@@ -234,6 +234,11 @@ func (m *member) process() {
 		return
 	}
 	if err := m.core.Process(); err != nil {
+		if errors.Is(err, replica.ErrLostLog) {
+			// Only a log that forgot what it acknowledged gets here: a
+			// member the simulator wipes is removed and added back first.
+			m.s.fail("m%d lost log entries it had acknowledged: %v", m.id, err)
+		}
 		m.s.logf("m%d fails: %v", m.id, err)
 		m.crash(false)
 		m.s.after(m.s.between(200, 800), m.restart)
