@@ -12,11 +12,10 @@ import (
 	"github.com/zoohq/zoo/internal/auth/authtest"
 )
 
-// TestQuorumUnifiedListener: with portUnification one quorum port serves
-// plaintext peers and TLS peers, and still refuses a TLS peer whose
-// certificate it does not trust.
-func TestQuorumUnifiedListener(t *testing.T) {
-	p := newPKI(t)
+// unifiedQuorumListener makes p's quorum TLS and a unified listener on a
+// free port; the test's end closes both.
+func unifiedQuorumListener(t *testing.T, p *pki) (*QuorumTLS, net.Listener) {
+	t.Helper()
 	tl, err := ParseTLS(settings(map[string]string{"ssl.quorum.keyStore.location": p.key, "ssl.quorum.trustStore.location": p.trust}), "ssl.quorum.")
 	if err != nil {
 		t.Fatal(err)
@@ -25,13 +24,22 @@ func TestQuorumUnifiedListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close()
+	t.Cleanup(func() { q.Close() })
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln := q.UnifiedListener(raw)
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
+	return q, ln
+}
+
+// TestQuorumUnifiedListener: with portUnification one quorum port serves
+// plaintext peers and TLS peers, and still refuses a TLS peer whose
+// certificate it does not trust.
+func TestQuorumUnifiedListener(t *testing.T) {
+	p := newPKI(t)
+	q, ln := unifiedQuorumListener(t, p)
 	done := make(chan struct{})
 	defer func() { ln.Close(); <-done }()
 	go func() {
@@ -61,14 +69,14 @@ func TestQuorumUnifiedListener(t *testing.T) {
 		_, err := io.ReadFull(c, b)
 		return err
 	}
-	plain, err := net.Dial("tcp", raw.Addr().String())
+	plain, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := echo(plain); err != nil {
 		t.Fatalf("plaintext peer: %v", err)
 	}
-	secure, err := q.Dial(context.Background(), raw.Addr().String())
+	secure, err := q.Dial(context.Background(), ln.Addr().String())
 	if err != nil {
 		t.Fatalf("TLS peer: %v", err)
 	}
@@ -79,7 +87,7 @@ func TestQuorumUnifiedListener(t *testing.T) {
 		t.Fatalf("TLS peer: %v", err)
 	}
 	rogue := authtest.NewCA(t, "rogue").Issue(t, authtest.Options{Subject: pkix.Name{CommonName: "rogue"}}).TLS()
-	bad, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{RootCAs: p.ca.Pool(), ServerName: "127.0.0.1",
+	bad, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: p.ca.Pool(), ServerName: "127.0.0.1",
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &rogue, nil }})
 	if err == nil {
 		err = echo(bad)
@@ -94,21 +102,7 @@ func TestQuorumUnifiedListener(t *testing.T) {
 // keeps the previous one on both sides.
 func TestQuorumTLSReload(t *testing.T) {
 	p := newPKI(t)
-	tl, err := ParseTLS(settings(map[string]string{"ssl.quorum.keyStore.location": p.key, "ssl.quorum.trustStore.location": p.trust}), "ssl.quorum.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := NewQuorumTLS(tl, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := q.UnifiedListener(raw)
-	defer ln.Close()
+	q, ln := unifiedQuorumListener(t, p)
 	// seen gets the certificate each accepted TLS connection presented.
 	seen := make(chan string, 4)
 	go func() {
@@ -130,7 +124,7 @@ func TestQuorumTLSReload(t *testing.T) {
 	// dial returns the CN the listener presented and the one it saw.
 	dial := func() (string, string) {
 		t.Helper()
-		c, err := q.Dial(context.Background(), raw.Addr().String())
+		c, err := q.Dial(context.Background(), ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
