@@ -42,14 +42,7 @@ func TestQuorumRollingSwitchToTLS(t *testing.T) {
 	kills := map[int]func(){}
 	start := func(id int, unified, ssl bool) {
 		t.Helper()
-		dir := filepath.Join(root, fmt.Sprint(id))
-		data := filepath.Join(dir, "data")
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir, data := memberDirs(t, root, id)
 		key := filepath.Join(dir, "key.pem")
 		if _, err := os.Stat(key); err != nil {
 			authtest.WriteFile(t, dir, "key.pem", ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: fmt.Sprintf("zoo%d", id)}}).PEM(t))

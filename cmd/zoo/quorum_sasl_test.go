@@ -106,14 +106,7 @@ func TestQuorumSASLEnsemble(t *testing.T) {
 		client[id] = freePort(t)
 	}
 	start := func(id int, password string) func() {
-		dir := filepath.Join(root, fmt.Sprint(id))
-		data := filepath.Join(dir, "data")
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir, data := memberDirs(t, root, id)
 		jaas := filepath.Join(dir, "jaas.conf")
 		if err := os.WriteFile(jaas, []byte(quorumJAAS(password)), 0o600); err != nil {
 			t.Fatal(err)

@@ -32,6 +32,21 @@ func freePort(t *testing.T) int {
 
 // startZooBinary builds zoo, starts `zoo server cfg` and stops it (SIGKILL)
 // when the test ends. It returns once addr accepts connections.
+// memberDirs makes ensemble member id's directory under root and its data
+// directory holding myid, and returns both.
+func memberDirs(t *testing.T, root string, id int) (dir, data string) {
+	t.Helper()
+	dir = filepath.Join(root, fmt.Sprint(id))
+	data = filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintf("%d\n", id)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, data
+}
+
 func startZooBinary(t *testing.T, dir, cfg, addr string) {
 	t.Helper()
 	runZooBinary(t, buildZoo(t), dir, cfg, addr)
@@ -180,12 +195,7 @@ func TestQuorumTLSEnsemble(t *testing.T) {
 		client[id] = freePort(t)
 	}
 	for id := 1; id <= 3; id++ {
-		dir := filepath.Join(root, fmt.Sprint(id))
-		data := filepath.Join(dir, "data")
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		authtest.WriteFile(t, data, "myid", []byte(fmt.Sprintf("%d\n", id)))
+		dir, data := memberDirs(t, root, id)
 		key := authtest.WriteFile(t, dir, "key.p12", ca.Issue(t, authtest.Options{Subject: pkix.Name{CommonName: fmt.Sprintf("zoo%d", id)}}).PKCS12(t, "pw"))
 		cfg := authtest.WriteFile(t, dir, "zoo.cfg", []byte(fmt.Sprintf(`tickTime=200
 initLimit=10
