@@ -125,10 +125,12 @@ func (s *Server) reconfigured(data []byte) {
 	if err != nil || len(m.Servers) == 0 || s.peers == nil {
 		return // no membership recorded (a log older than it): zoo.cfg's stands
 	}
+	removed := true
 	peers := make(map[uint64]string, len(m.Servers))
 	for _, sv := range m.Servers {
 		id := uint64(sv.ID)
 		if id == uint64(s.cfg.ServerID) {
+			removed = false
 			continue
 		}
 		if addr, ok := s.peerAddrs[id]; ok {
@@ -139,7 +141,36 @@ func (s *Server) reconfigured(data []byte) {
 	}
 	s.peerAddrs = peers
 	s.peers.SetPeers(peers)
+	s.setRemoved(removed)
 	s.log.Info("membership changed", "participants", m.Participants(), "observers", m.Observers())
+}
+
+// setRemoved records whether the membership still holds this server. A
+// server a reconfig removed cannot serve: raft no longer sends it the
+// log, so a write forwarded from here would wait for its deadline and
+// fail. As Apache's removed server drops out of its ensemble, it lets its
+// clients go once their queued replies (the reconfig's own among them:
+// Apache answers first) are written, so that they move to a member, and
+// takes no new ones until a reconfig adds it back.
+func (s *Server) setRemoved(removed bool) {
+	if s.removed.Swap(removed) == removed {
+		return
+	}
+	if !removed {
+		s.log.Info("back in the membership: serving clients")
+		return
+	}
+	s.mu.RLock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.RUnlock()
+	s.log.Warn("removed from the membership by a reconfig: closing client connections, refusing new ones",
+		"connections", len(conns))
+	for _, c := range conns {
+		c.out.finish(nil)
+	}
 }
 
 // In an ensemble only the leader expires sessions (DESIGN decision 8): the
@@ -195,7 +226,7 @@ func (s *Server) onActivity(ids []int64) {
 // clients and drops the ones it has, so they move to a server in the
 // majority (Apache's followers shut their client service down likewise).
 func (s *Server) serving() bool {
-	return !s.cfg.Ensemble.enabled() || s.rep.Leader() != 0
+	return !s.cfg.Ensemble.enabled() || s.rep.Leader() != 0 && !s.removed.Load()
 }
 
 // checkQuorum closes every client connection once the server has been

@@ -250,6 +250,7 @@ type Server struct {
 	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
 	leading    bool                            // housekeeping's: tracking expiry as leader
 	leaderless time.Time                       // housekeeping's: when the leader was lost
+	removed    atomic.Bool                     // a reconfig took this server out of the membership
 	ro         readOnlyState                   // read-only mode (readonly.go)
 
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
