@@ -1,13 +1,12 @@
 package admin
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
-	"sync"
-	"time"
+
+	"github.com/zoohq/zoo/internal/auth"
 )
 
 // HTTPS is how the AdminServer speaks TLS, as Apache 3.9's JettyAdminServer:
@@ -50,6 +49,8 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 
 // unifiedListener returns connections that decide on their first read
 // whether they are TLS, so that Accept never waits on a slow client.
+// net/http reads each from its own goroutine, so the sniff happens there,
+// under the read deadline it sets.
 type unifiedListener struct {
 	net.Listener
 	cfg *tls.Config
@@ -60,82 +61,8 @@ func (l *unifiedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sniffConn{Conn: c, cfg: l.cfg}, nil
+	return auth.NewUnifiedConn(c, l.cfg), nil
 }
-
-// tlsRecordHandshake is the first byte of a TLS ClientHello record, which
-// no HTTP method starts with.
-const tlsRecordHandshake = 0x16
-
-// sniffConn is a connection of a unified port: TLS if its first byte is a
-// TLS handshake record, plain otherwise. net/http reads it from the
-// connection's own goroutine, so the sniff happens there.
-type sniffConn struct {
-	net.Conn
-	cfg  *tls.Config
-	once sync.Once
-	rd   net.Conn // what reads and writes go to once sniffed
-	tls  *tls.Conn
-	err  error
-}
-
-func (c *sniffConn) sniff() {
-	br := bufio.NewReaderSize(c.Conn, 1)
-	head, err := br.Peek(1)
-	if err != nil {
-		c.err = err
-		return
-	}
-	pc := &peekedConn{Conn: c.Conn, r: br}
-	if head[0] != tlsRecordHandshake {
-		c.rd = pc
-		return
-	}
-	c.tls = tls.Server(pc, c.cfg)
-	if err := c.tls.HandshakeContext(context.Background()); err != nil {
-		c.err = err
-		return
-	}
-	c.rd = c.tls
-}
-
-func (c *sniffConn) Read(p []byte) (int, error) {
-	c.once.Do(c.sniff)
-	if c.err != nil {
-		return 0, c.err
-	}
-	return c.rd.Read(p)
-}
-
-func (c *sniffConn) Write(p []byte) (int, error) {
-	c.once.Do(c.sniff)
-	if c.err != nil {
-		return 0, c.err
-	}
-	return c.rd.Write(p)
-}
-
-// SetDeadline and friends reach the raw connection, which also bounds the
-// handshake: net/http sets the read deadline before its first read.
-func (c *sniffConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(t) }
-func (c *sniffConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(t) }
-func (c *sniffConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(t) }
-
-// state is the TLS state of a sniffed connection, nil when it is plain.
-func (c *sniffConn) state() *tls.ConnectionState {
-	if c.tls == nil {
-		return nil
-	}
-	cs := c.tls.ConnectionState()
-	return &cs
-}
-
-type peekedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
 
 type connKey struct{}
 
@@ -150,8 +77,9 @@ func tlsState(r *http.Request) *tls.ConnectionState {
 	if r.TLS != nil {
 		return r.TLS
 	}
-	if sc, ok := r.Context().Value(connKey{}).(*sniffConn); ok {
-		return sc.state()
+	if uc, ok := r.Context().Value(connKey{}).(*auth.UnifiedConn); ok && uc.TLS() != nil {
+		cs := uc.TLS().ConnectionState()
+		return &cs
 	}
 	return nil
 }

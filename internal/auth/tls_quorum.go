@@ -1,16 +1,13 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -155,58 +152,5 @@ func (l *unifiedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &unifiedConn{Conn: c, cfg: l.cfg}, nil
+	return NewUnifiedConn(c, l.cfg), nil
 }
-
-// unifiedConn is an accepted connection that becomes TLS or stays
-// plaintext by its first byte. Deadlines, addresses and Close go to the
-// socket, which the TLS layer uses too.
-type unifiedConn struct {
-	net.Conn
-	cfg   *tls.Config
-	once  sync.Once
-	inner net.Conn
-	err   error
-}
-
-// tlsHandshakeRecord is the first byte of a TLS ClientHello.
-const tlsHandshakeRecord = 0x16
-
-func (c *unifiedConn) sniff() error {
-	c.once.Do(func() {
-		var first [1]byte
-		if _, err := io.ReadFull(c.Conn, first[:]); err != nil {
-			c.err = err
-			return
-		}
-		pc := &prefixConn{Conn: c.Conn, r: io.MultiReader(bytes.NewReader(first[:]), c.Conn)}
-		if first[0] == tlsHandshakeRecord {
-			c.inner = tls.Server(pc, c.cfg)
-			return
-		}
-		c.inner = pc
-	})
-	return c.err
-}
-
-func (c *unifiedConn) Read(p []byte) (int, error) {
-	if err := c.sniff(); err != nil {
-		return 0, err
-	}
-	return c.inner.Read(p)
-}
-
-func (c *unifiedConn) Write(p []byte) (int, error) {
-	if err := c.sniff(); err != nil {
-		return 0, err
-	}
-	return c.inner.Write(p)
-}
-
-// prefixConn reads through r, which holds bytes already read from Conn.
-type prefixConn struct {
-	net.Conn
-	r io.Reader
-}
-
-func (p *prefixConn) Read(b []byte) (int, error) { return p.r.Read(b) }

@@ -115,7 +115,7 @@ func TestQuorumTLSReload(t *testing.T) {
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				if _, err := c.Read(make([]byte, 1)); err == nil {
-					tc := c.(*unifiedConn).inner.(*tls.Conn)
+					tc := c.(*UnifiedConn).TLS()
 					seen <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
 				}
 			}()
