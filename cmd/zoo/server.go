@@ -94,6 +94,10 @@ func runServer(args []string) error {
 		return err
 	}
 	logDataDirs(log, cfg)
+	// Before the snapshot loads: the tuner keeps the load's heap near
+	// the live tree too.
+	stopGC := startGC(log, cfg, os.Getenv)
+	defer stopGC()
 	stopBackup, err := bk.start(log, cfg)
 	if err != nil {
 		return err

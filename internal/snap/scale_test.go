@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
 )
 
 // scaleNodes is the tree size of the scale benchmarks: ZOO_BENCH_ZNODES,
@@ -108,6 +110,36 @@ func BenchmarkSetDataDuringSnapshot(b *testing.B) {
 			if snapshotting {
 				b.ReportMetric(float64(<-done), "znodes-walked")
 			}
+		})
+	}
+}
+
+// BenchmarkLoadScale is a restart's snapshot load: the tree zkload fill
+// makes (ZOO_BENCH_ZNODES, default 1M) written to memory, then read
+// back. It reports the load's time and garbage per znode and the
+// snapshot's bytes per znode.
+func BenchmarkLoadScale(b *testing.B) {
+	n := scaleNodes(b)
+	tr, _ := scaleTree(b, n)
+	st := txn.NewState(tr)
+	for _, c := range []Compression{CompressNone, CompressSnappy} {
+		b.Run(fmt.Sprintf("compression=%d", c), func(b *testing.B) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, Meta{Index: 1}, c)
+			if err := AddState(w, st); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/znode")
+			b.ReportMetric(float64(buf.Len())/float64(n), "file-B/znode")
 		})
 	}
 }
