@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/zoohq/zoo/internal/tree"
@@ -133,13 +134,25 @@ func BenchmarkLoadScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			cpu0 := cpuTime(b)
 			for b.Loop() {
 				if _, _, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/znode")
+			// The process's CPU, the collector's included: on a shared
+			// machine the wall clock says more about the neighbours.
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/znode")
 			b.ReportMetric(float64(buf.Len())/float64(n), "file-B/znode")
 		})
 	}
+}
+
+// cpuTime is the process's user and system CPU so far, in ns.
+func cpuTime(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

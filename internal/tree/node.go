@@ -186,8 +186,11 @@ func newPathIndex() pathIndex {
 func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, path) & x.mask }
 
 // lookup returns the node at path, or 0.
-func (t *Tree) lookup(path string) nodeID {
-	for id := t.index.heads[t.index.hash(path)]; id != 0; id = t.nodes.at(id).hashNext {
+func (t *Tree) lookup(path string) nodeID { return t.lookupHashed(t.index.hash(path), path) }
+
+// lookupHashed is lookup with the path's hash already computed.
+func (t *Tree) lookupHashed(h uint64, path string) nodeID {
+	for id := t.index.heads[h]; id != 0; id = t.nodes.at(id).hashNext {
 		if t.pathIs(id, path) {
 			return id
 		}
@@ -236,8 +239,9 @@ func (t *Tree) pathOf(id nodeID) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (t *Tree) indexAdd(path string, id nodeID) {
-	h := t.index.hash(path)
+func (t *Tree) indexAdd(path string, id nodeID) { t.indexAddHashed(t.index.hash(path), id) }
+
+func (t *Tree) indexAddHashed(h uint64, id nodeID) {
 	t.nodes.at(id).hashNext = t.index.heads[h]
 	t.index.heads[h] = id
 }
