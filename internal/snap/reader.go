@@ -154,10 +154,10 @@ type decoder struct {
 	// data. The tree copies both (tree.Restore keeps neither), so one
 	// buffer each serves every node: a load makes no garbage per node.
 	path, data []byte
-	acls     map[uint64][]jute.ACL
-	st       *txn.State
-	nodes    uint64
-	sessions uint64
+	acls       map[uint64][]jute.ACL
+	st         *txn.State
+	nodes      uint64
+	sessions   uint64
 }
 
 func (d *decoder) decode(hr io.Reader) (Meta, error) {
