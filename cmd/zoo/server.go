@@ -94,10 +94,6 @@ func runServer(args []string) error {
 		return err
 	}
 	logDataDirs(log, cfg)
-	// Before the snapshot loads: the tuner keeps the load's heap near
-	// the live tree too.
-	stopGC := startGC(log, cfg, os.Getenv)
-	defer stopGC()
 	stopBackup, err := bk.start(log, cfg)
 	if err != nil {
 		return err
@@ -146,6 +142,12 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		}
 		return err
 	}
+	// The collector's setting follows the live heap from here on, not
+	// during the load in server.New: a snapshot load makes almost no
+	// garbage, so collections while the tree grows would only mark it
+	// again and again.
+	stopGC := startGC(log, cfg, os.Getenv)
+	defer stopGC()
 	// abort undoes a start that fails before the clients are served: the
 	// server stops, and its listeners, not served yet, are closed here
 	// since Shutdown does not know them.

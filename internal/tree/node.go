@@ -186,11 +186,12 @@ func newPathIndex() pathIndex {
 func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, path) & x.mask }
 
 // lookup returns the node at path, or 0.
-func (t *Tree) lookup(path string) nodeID { return t.lookupHashed(t.index.hash(path), path) }
+func (t *Tree) lookup(path string) nodeID { return t.inChain(t.index.heads[t.index.hash(path)], path) }
 
-// lookupHashed is lookup with the path's hash already computed.
-func (t *Tree) lookupHashed(h uint64, path string) nodeID {
-	for id := t.index.heads[h]; id != 0; id = t.nodes.at(id).hashNext {
+// inChain returns the node at path in the hash chain that starts at id,
+// or 0.
+func (t *Tree) inChain(id nodeID, path string) nodeID {
+	for ; id != 0; id = t.nodes.at(id).hashNext {
 		if t.pathIs(id, path) {
 			return id
 		}
@@ -239,9 +240,8 @@ func (t *Tree) pathOf(id nodeID) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (t *Tree) indexAdd(path string, id nodeID) { t.indexAddHashed(t.index.hash(path), id) }
-
-func (t *Tree) indexAddHashed(h uint64, id nodeID) {
+func (t *Tree) indexAdd(path string, id nodeID) {
+	h := t.index.hash(path)
 	t.nodes.at(id).hashNext = t.index.heads[h]
 	t.index.heads[h] = id
 }

@@ -579,7 +579,14 @@ func TestNodeData(t *testing.T) {
 // last first (a depth-first snapshot); any other order, and a last node
 // deleted and its slot reused since, still find the right parent.
 func TestRestoreAnyOrder(t *testing.T) {
+	for _, mask := range []uint64{^uint64(0), 3} { // 3: most paths share a hash chain
+		t.Run(fmt.Sprintf("mask=%#x", mask), func(t *testing.T) { testRestoreAnyOrder(t, mask) })
+	}
+}
+
+func testRestoreAnyOrder(t *testing.T, mask uint64) {
 	tr := New()
+	collide(tr, mask)
 	for _, p := range []string{"/a", "/a/b", "/c", "/a/d", "/a/b/e", "/c/f", "/a/b/e/g", "/a/b/h"} {
 		if err := tr.Restore(p, []byte(p), openACL, StatPersisted{Czxid: 1}); err != nil {
 			t.Fatalf("Restore(%s): %v", p, err)

@@ -120,8 +120,12 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
+	// One probe of the index serves both the check for an existing node
+	// and the new node's link: a 1M-znode load is bound by the index's
+	// cache misses.
 	h := t.index.hash(path)
-	if id := t.lookupHashed(h, path); id != 0 {
+	head := t.index.heads[h]
+	if id := t.inChain(head, path); id != 0 {
 		n := t.nodes.at(id)
 		t.unindexKind(id, n.stat.EphemeralOwner)
 		t.replaceData(path, id, data) // keeps the digest in step
@@ -139,7 +143,7 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 	if pid == 0 {
 		return jute.NoNode
 	}
-	id := t.linkHashed(pid, name, path, h, data, t.acls.intern(acl), st)
+	id := t.linkHashed(pid, name, path, h, head, data, t.acls.intern(acl), st)
 	t.indexKind(id, st.EphemeralOwner)
 	t.lastRestored = id
 	return nil
