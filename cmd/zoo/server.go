@@ -94,6 +94,11 @@ func runServer(args []string) error {
 		return err
 	}
 	logDataDirs(log, cfg)
+	// Before the state loads: the load then runs at the lower GOGC too.
+	// Starting after it was tried: the load's CPU was the same (it makes
+	// almost no garbage) and RSS after it 5-8% higher.
+	stopGC := startGC(log, cfg, os.Getenv)
+	defer stopGC()
 	stopBackup, err := bk.start(log, cfg)
 	if err != nil {
 		return err
@@ -142,12 +147,6 @@ func serve(log *slog.Logger, cfg *config.Config) error {
 		}
 		return err
 	}
-	// The collector's setting follows the live heap from here on, not
-	// during the load in server.New: a snapshot load makes almost no
-	// garbage, so collections while the tree grows would only mark it
-	// again and again.
-	stopGC := startGC(log, cfg, os.Getenv)
-	defer stopGC()
 	// abort undoes a start that fails before the clients are served: the
 	// server stops, and its listeners, not served yet, are closed here
 	// since Shutdown does not know them.
