@@ -94,6 +94,11 @@ func runServer(args []string) error {
 		return err
 	}
 	logDataDirs(log, cfg)
+	// Before the state loads: the load then runs at the lower GOGC too.
+	// Starting after it was tried: the load's CPU was the same (it makes
+	// almost no garbage) and RSS after it 5-8% higher.
+	stopGC := startGC(log, cfg, os.Getenv)
+	defer stopGC()
 	stopBackup, err := bk.start(log, cfg)
 	if err != nil {
 		return err

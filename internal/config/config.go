@@ -97,6 +97,11 @@ type Config struct {
 	PreAllocSizeKB      int64
 	ForceSync           bool   // fsync the log; default true
 	SnapshotCompression string // snapshot.compression.method: "", "gz" or "snappy"
+	// GCPercent is gcPercent, Zoo's own key: a fixed GOGC for the server
+	// process. 0 (the default) lets Zoo choose it from the live heap so
+	// that RSS stays near the live heap (cmd/zoo gc.go). The GOGC and
+	// GOMEMLIMIT environment variables win over both.
+	GCPercent int
 
 	GlobalOutstandingLimit int
 	// JuteMaxBuffer is the largest frame and znode payload, in bytes.

@@ -44,6 +44,7 @@ var handlers = map[string]handler{
 	"preAllocSize":                int64Key(func(c *Config) *int64 { return &c.PreAllocSizeKB }, 1),
 	"forceSync":                   yesNoKey(func(c *Config) *bool { return &c.ForceSync }),
 	"snapshot.compression.method": compressionKey,
+	"gcPercent":                   intKey(func(c *Config) *int { return &c.GCPercent }, 1),
 
 	"globalOutstandingLimit":   intKey(func(c *Config) *int { return &c.GlobalOutstandingLimit }, 1),
 	"jute.maxbuffer":           juteKey(func(c *Config) *int { return &c.JuteMaxBuffer }, 1),

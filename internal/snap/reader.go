@@ -12,6 +12,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 
@@ -146,14 +147,17 @@ const snappyMaxBlock = 64 << 10
 
 // decoder builds a state from a snapshot's records.
 type decoder struct {
-	br       *bufio.Reader
-	max      uint64
-	scratch  []byte
-	prevPath string
-	acls     map[uint64][]jute.ACL
-	st       *txn.State
-	nodes    uint64
-	sessions uint64
+	br      *bufio.Reader
+	max     uint64
+	scratch []byte
+	// path is the node being read, prefix-decoded in place; data its
+	// data. The tree copies both (tree.Restore keeps neither), so one
+	// buffer each serves every node: a load makes no garbage per node.
+	path, data []byte
+	acls       map[uint64][]jute.ACL
+	st         *txn.State
+	nodes      uint64
+	sessions   uint64
 }
 
 func (d *decoder) decode(hr io.Reader) (Meta, error) {
@@ -303,36 +307,57 @@ func (d *decoder) node() error {
 	if err != nil {
 		return d.fail("node path", err)
 	}
-	if shared > uint64(len(d.prevPath)) {
-		return d.fail("node path", fmt.Errorf("%w: shares %d bytes of a %d-byte path", ErrMalformed, shared, len(d.prevPath)))
+	if shared > uint64(len(d.path)) {
+		return d.fail("node path", fmt.Errorf("%w: shares %d bytes of a %d-byte path", ErrMalformed, shared, len(d.path)))
 	}
 	suffix, err := d.str()
 	if err != nil {
 		return d.fail("node path", err)
 	}
-	path := d.prevPath[:shared] + string(suffix)
-	data, err := d.bytesField()
+	d.path = append(d.path[:shared], suffix...)
+	// Only for this call: Restore does not keep it, and the error
+	// paths below copy it.
+	path := unsafe.String(unsafe.SliceData(d.path), len(d.path))
+	data, err := d.dataField()
 	if err != nil {
-		return d.fail(path+" data", err)
+		return d.fail(string(d.path)+" data", err)
 	}
 	id, err := d.uvarint()
 	if err != nil {
-		return d.fail(path+" acl", err)
+		return d.fail(string(d.path)+" acl", err)
 	}
 	acl, ok := d.acls[id]
 	if !ok {
-		return d.fail(path, fmt.Errorf("%w: undefined ACL %d", ErrMalformed, id))
+		return d.fail(string(d.path), fmt.Errorf("%w: undefined ACL %d", ErrMalformed, id))
 	}
 	st, err := d.stat()
 	if err != nil {
-		return d.fail(path+" stat", err)
+		return d.fail(string(d.path)+" stat", err)
 	}
 	if err := d.st.Tree.Restore(path, data, acl, st); err != nil {
-		return d.fail("restore "+path, fmt.Errorf("%w: %w", ErrMalformed, err))
+		return d.fail("restore "+string(d.path), fmt.Errorf("%w: %w", ErrMalformed, err))
 	}
-	d.prevPath = path
 	d.nodes++
 	return nil
+}
+
+// dataField reads a node's "bytes" field into d.data, valid until the
+// next node; nil data stays nil. Lengths are bounded as readN bounds them.
+func (d *decoder) dataField() ([]byte, error) {
+	n, err := d.uvarint()
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	n--
+	if n == 0 {
+		return []byte{}, nil // empty, which the tree tells from nil
+	}
+	if n > bufSize {
+		return d.readN(n) // rare: grown as bytes arrive, not reused
+	}
+	d.data = slices.Grow(d.data[:0], int(n))[:n]
+	_, err = io.ReadFull(d.br, d.data)
+	return d.data, err
 }
 
 func (d *decoder) stat() (tree.StatPersisted, error) {

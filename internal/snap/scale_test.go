@@ -1,15 +1,18 @@
 package snap
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/zoohq/zoo/internal/tree"
+	"github.com/zoohq/zoo/internal/txn"
 )
 
 // scaleNodes is the tree size of the scale benchmarks: ZOO_BENCH_ZNODES,
@@ -110,4 +113,46 @@ func BenchmarkSetDataDuringSnapshot(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoadScale is a restart's snapshot load: the tree zkload fill
+// makes (ZOO_BENCH_ZNODES, default 1M) written to memory, then read
+// back. It reports the load's time and garbage per znode and the
+// snapshot's bytes per znode.
+func BenchmarkLoadScale(b *testing.B) {
+	n := scaleNodes(b)
+	tr, _ := scaleTree(b, n)
+	st := txn.NewState(tr)
+	for _, c := range []Compression{CompressNone, CompressSnappy} {
+		b.Run(fmt.Sprintf("compression=%d", c), func(b *testing.B) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, Meta{Index: 1}, c)
+			if err := AddState(w, st); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				if _, _, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// The process's CPU, the collector's included: on a shared
+			// machine the wall clock says more about the neighbours.
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/znode")
+			b.ReportMetric(float64(buf.Len())/float64(n), "file-B/znode")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU so far, in ns.
+func cpuTime(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -186,8 +186,12 @@ func newPathIndex() pathIndex {
 func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, path) & x.mask }
 
 // lookup returns the node at path, or 0.
-func (t *Tree) lookup(path string) nodeID {
-	for id := t.index.heads[t.index.hash(path)]; id != 0; id = t.nodes.at(id).hashNext {
+func (t *Tree) lookup(path string) nodeID { return t.inChain(t.index.heads[t.index.hash(path)], path) }
+
+// inChain returns the node at path in the hash chain that starts at id,
+// or 0.
+func (t *Tree) inChain(id nodeID, path string) nodeID {
+	for ; id != 0; id = t.nodes.at(id).hashNext {
 		if t.pathIs(id, path) {
 			return id
 		}

@@ -33,6 +33,9 @@ type Tree struct {
 	// walked (see Frozen).
 	gen    uint32
 	frozen []*Frozen
+	// lastRestored is the node Restore added last, where it looks for
+	// the next one's parent first.
+	lastRestored nodeID
 }
 
 // nameCache keeps the sorted child names of large directories between
@@ -112,13 +115,21 @@ func (t *Tree) addSystemNode(path string, acl []jute.ACL) nodeID {
 // link adds a node under parent, to the path index and to the size
 // count, and returns it.
 func (t *Tree) link(parent nodeID, name, path string, data []byte, acl uint32, st StatPersisted) nodeID {
+	h := t.index.hash(path)
+	return t.linkHashed(parent, name, path, h, t.index.heads[h], data, acl, st)
+}
+
+// linkHashed is link with the path's hash h and the index's chain for it
+// (head) already read.
+func (t *Tree) linkHashed(parent nodeID, name, path string, h uint64, head nodeID, data []byte, acl uint32, st StatPersisted) nodeID {
 	t.touch(parent)
 	id := t.nodes.alloc()
 	n := t.nodes.at(id)
 	n.setBuf(name, data)
 	n.acl, n.stat, n.gen = acl, st, t.gen
 	t.addKid(parent, id)
-	t.indexAdd(path, id)
+	t.nodes.at(id).hashNext = head
+	t.index.heads[h] = id
 	t.dataSize += int64(len(path) + n.dataLength())
 	t.redigest(path, n)
 	return id

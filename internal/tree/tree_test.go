@@ -574,3 +574,39 @@ func TestNodeData(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreAnyOrder: Restore looks for a parent near the node restored
+// last first (a depth-first snapshot); any other order, and a last node
+// deleted and its slot reused since, still find the right parent.
+func TestRestoreAnyOrder(t *testing.T) {
+	for _, mask := range []uint64{^uint64(0), 3} { // 3: most paths share a hash chain
+		t.Run(fmt.Sprintf("mask=%#x", mask), func(t *testing.T) { testRestoreAnyOrder(t, mask) })
+	}
+}
+
+func testRestoreAnyOrder(t *testing.T, mask uint64) {
+	tr := New()
+	collide(tr, mask)
+	for _, p := range []string{"/a", "/a/b", "/c", "/a/d", "/a/b/e", "/c/f", "/a/b/e/g", "/a/b/h"} {
+		if err := tr.Restore(p, []byte(p), openACL, StatPersisted{Czxid: 1}); err != nil {
+			t.Fatalf("Restore(%s): %v", p, err)
+		}
+	}
+	if err := tr.DeleteNode("/a/b/h", 2); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, tr, "/c/h", nil, 0, 3) // takes the freed slot
+	for _, p := range []string{"/a/b/i", "/c/h/j"} {
+		if err := tr.Restore(p, nil, openACL, StatPersisted{Czxid: 4}); err != nil {
+			t.Fatalf("Restore(%s): %v", p, err)
+		}
+	}
+	checkInvariants(t, tr)
+	for parent, want := range map[string][]string{
+		"/a": {"b", "d"}, "/a/b": {"e", "i"}, "/c": {"f", "h"}, "/c/h": {"j"}, "/a/b/e": {"g"},
+	} {
+		if got, _, err := tr.Children(parent); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Children(%s) = %v, %v; want %v", parent, got, err, want)
+		}
+	}
+}

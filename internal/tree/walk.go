@@ -114,12 +114,18 @@ func fnv64a(b []byte) uint64 {
 // system nodes of New) takes the restored data, ACL and stat. Quota
 // tracking is rebuilt by RebuildQuotas once every node is in. It fails
 // with jute.BadArguments for an invalid path and jute.NoNode for a missing
-// parent. The tree copies data and acl.
+// parent. The tree copies data and acl and keeps none of its arguments,
+// so a loader may pass a path and data in buffers it reuses.
 func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersisted) error {
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
-	if id := t.lookup(path); id != 0 {
+	// One probe of the index serves both the check for an existing node
+	// and the new node's link: a 1M-znode load is bound by the index's
+	// cache misses.
+	h := t.index.hash(path)
+	head := t.index.heads[h]
+	if id := t.inChain(head, path); id != 0 {
 		n := t.nodes.at(id)
 		t.unindexKind(id, n.stat.EphemeralOwner)
 		t.replaceData(path, id, data) // keeps the digest in step
@@ -133,13 +139,33 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 		return nil
 	}
 	parentPath, name, _ := Split(path)
-	pid := t.lookup(parentPath)
+	pid := t.restoredParent(parentPath)
 	if pid == 0 {
 		return jute.NoNode
 	}
-	id := t.link(pid, name, path, data, t.acls.intern(acl), st)
+	id := t.linkHashed(pid, name, path, h, head, data, t.acls.intern(acl), st)
 	t.indexKind(id, st.EphemeralOwner)
+	t.lastRestored = id
 	return nil
+}
+
+// restoredParent finds parentPath for Restore. A snapshot is a
+// depth-first walk, so the parent is almost always the node restored
+// last or one of its nearest ancestors: matching names up a short chain
+// is cheaper than hashing the path and probing the index (a tenth of a
+// 1M-znode load). Anything else falls back to the index.
+func (t *Tree) restoredParent(parentPath string) nodeID {
+	id := t.lastRestored
+	for range 3 { // the node itself, its parent, its grandparent
+		if id == 0 || t.nodes.at(id).parent == 0 && id != rootID {
+			break // never restored, or freed since
+		}
+		if t.pathIs(id, parentPath) {
+			return id
+		}
+		id = t.nodes.at(id).parent
+	}
+	return t.lookup(parentPath)
 }
 
 // RebuildQuotas finds every quota under /zookeeper/quota and recounts its

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+
+	"github.com/zoohq/zoo/internal/config"
+)
+
+// The server's collector setting (issue 14). At Go's default GOGC=100 the
+// heap may grow to twice the live heap before a collection, and RSS
+// follows the heap goal: a 1M-znode tree of ≈250 MB live held ≈460 MiB of
+// RSS. The tree is a few large, mostly pointer-free slabs (internal/tree),
+// so a collection of a large tree is cheap (≈0.1 s of CPU at 1M znodes)
+// and the server can afford to collect more often. Zoo therefore gives the
+// heap a headroom of a quarter of the live heap, but never less than
+// gcMinHeadroom: a small server keeps Go's default, so its collections do
+// not run every few requests, and a large one keeps RSS within ≈1.25x its
+// live heap.
+const (
+	gcMinHeadroom  = 64 << 20 // bytes of garbage allowed between collections, at least
+	gcMinPercent   = 25
+	gcMaxPercent   = 100 // Go's default
+	gcTunePeriod   = time.Second
+	gcTuneStep     = 5 // percentage points: smaller changes are not worth a SetGCPercent
+	liveHeapMetric = "/gc/heap/live:bytes"
+)
+
+// gcPercentFor is the GOGC that gives a live heap of live bytes its
+// headroom: max(live/4, gcMinHeadroom), as a percentage of live, within
+// [gcMinPercent, gcMaxPercent].
+func gcPercentFor(live uint64) int {
+	if live == 0 {
+		return gcMaxPercent
+	}
+	p := uint64(gcMinHeadroom) * 100 / live
+	return int(min(max(p, gcMinPercent), gcMaxPercent))
+}
+
+// startGC applies the collector setting: GOGC or GOMEMLIMIT in the
+// environment win (the runtime has read them), then zoo.cfg's gcPercent,
+// else a tuner that follows the live heap. It returns the function that
+// stops the tuner.
+func startGC(log *slog.Logger, cfg *config.Config, getenv func(string) string) (stop func()) {
+	if v, w := getenv("GOGC"), getenv("GOMEMLIMIT"); v != "" || w != "" {
+		log.Info("gc: GOGC/GOMEMLIMIT set in the environment: Zoo leaves the collector as they say", "GOGC", v, "GOMEMLIMIT", w)
+		return func() {}
+	}
+	if cfg.GCPercent > 0 {
+		debug.SetGCPercent(cfg.GCPercent)
+		log.Info("gc: fixed by gcPercent", "percent", cfg.GCPercent, "at", cfg.Pos("gcPercent").String())
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tuneGC(log, quit, debug.SetGCPercent)
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// tuneGC sets the collector's percentage from the live heap every
+// gcTunePeriod until quit closes. set is debug.SetGCPercent.
+func tuneGC(log *slog.Logger, quit <-chan struct{}, set func(int) int) {
+	sample := []metrics.Sample{{Name: liveHeapMetric}}
+	cur := gcMaxPercent
+	t := time.NewTicker(gcTunePeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+		}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			log.Warn("gc: the runtime does not report the live heap; keeping GOGC", "metric", liveHeapMetric)
+			return
+		}
+		live := sample[0].Value.Uint64()
+		if p := gcPercentFor(live); retune(cur, p) {
+			set(p)
+			log.Debug("gc: percent follows the live heap", "live_bytes", live, "percent", p)
+			cur = p
+		}
+	}
+}
+
+// retune reports whether moving from percent cur to p is worth it.
+func retune(cur, p int) bool {
+	if p == cur {
+		return false
+	}
+	return p == gcMinPercent || p == gcMaxPercent || p-cur >= gcTuneStep || cur-p >= gcTuneStep
+}
