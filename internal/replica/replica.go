@@ -196,6 +196,14 @@ type Config struct {
 	// rather than a whole snapshot (Apache's zookeeper.commitLogCount
 	// plays this part); 0 means DefaultTrailingEntries.
 	TrailingEntries int
+	// RetainBytes bounds the entries the leader keeps in memory, beyond
+	// TrailingEntries, for followers that lag behind them (retain.go);
+	// 0 means DefaultRetainBytes, negative keeps none.
+	RetainBytes int64
+	// LaggardTicks is how long a follower may stay silent and still have
+	// entries kept for it; 0 means DefaultLaggardElections election
+	// timeouts.
+	LaggardTicks int
 }
 
 // memSegmentSize is the log's segment size without a data directory:
@@ -285,6 +293,12 @@ func (c *Config) ensureDefaults() {
 	if c.TrailingEntries <= 0 {
 		c.TrailingEntries = DefaultTrailingEntries
 	}
+	if c.RetainBytes == 0 {
+		c.RetainBytes = DefaultRetainBytes
+	}
+	if c.LaggardTicks <= 0 {
+		c.LaggardTicks = DefaultLaggardElections * c.ElectionTicks
+	}
 }
 
 // proposal is a request on its way to prep: one of this server's (origin
@@ -344,6 +358,7 @@ type Replica struct {
 	// Core-owned: only the goroutine driving the core touches these.
 	requests
 	snapshots
+	retention
 	ticks       uint64 // ticks since the core started: requests' clock
 	lead        leaderWatch
 	unreachable []uint64       // peers a send failed to, for raft
