@@ -80,9 +80,10 @@ const (
 	// replica is stopping). Its txn will never be applied.
 	Dropped
 	// Restored: the state was replaced by a snapshot from the leader, at
-	// Zxid. Changes between the previous state and it were never applied
-	// one by one, so no watch saw them: the server makes its clients
-	// reconnect, which re-registers their watches against the new state.
+	// Zxid. Changes between the previous state (Prev, as of PrevZxid) and
+	// it were never applied one by one, so no watch saw them: the server
+	// re-evaluates its watches against the new state, as setWatches does
+	// for a client that reconnects. Requests in flight were Dropped first.
 	Restored
 )
 
@@ -98,8 +99,12 @@ type Event struct {
 	Txn    *txn.Txn
 	Result *txn.Result
 	// State is the state the txn was applied to, write-locked for the
-	// duration of OnApply; set for Applied only. OnApply may read it.
+	// duration of OnApply; set for Applied and Restored. OnApply may read it.
 	State *txn.State
+	// Prev is, for Restored, the state before the snapshot replaced it,
+	// as of PrevZxid; OnApply may read it.
+	Prev     *txn.State
+	PrevZxid int64
 }
 
 // Config assembles a Replica.
