@@ -83,6 +83,8 @@ func (r *Replica) Tick() {
 	r.lead.since++
 	r.recordProgress()
 	r.watchLeaderLink()
+	r.trackPeers()
+	r.retryCompaction()
 }
 
 // Propose queues a request for prep; its outcome comes as an Event with

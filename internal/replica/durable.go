@@ -294,14 +294,8 @@ func (r *Replica) snapshotDone(res snapResult) error {
 		return fmt.Errorf("replica: snapshot marker at %d: %w", meta.Index, err)
 	}
 	// Keep some entries behind the snapshot in memory, for followers
-	// that lag a little: sending them a snapshot costs far more.
-	if to := meta.Index - min(meta.Index, uint64(r.cfg.TrailingEntries)); to > r.compacted {
-		if err := r.disk.Compact(to); err != nil {
-			r.cfg.Logger.Warn("log compaction", "index", to, "err", err)
-		} else {
-			r.compacted = to
-		}
-	}
+	// that lag a little, and more for one that lags more (retain.go).
+	r.compactBehind(meta.Index)
 	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
 	if r.cfg.PurgeInterval == 0 {
 		r.purge()

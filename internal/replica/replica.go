@@ -80,9 +80,10 @@ const (
 	// replica is stopping). Its txn will never be applied.
 	Dropped
 	// Restored: the state was replaced by a snapshot from the leader, at
-	// Zxid. Changes between the previous state and it were never applied
-	// one by one, so no watch saw them: the server makes its clients
-	// reconnect, which re-registers their watches against the new state.
+	// Zxid. Changes between the previous state (Prev, as of PrevZxid) and
+	// it were never applied one by one, so no watch saw them: the server
+	// re-evaluates its watches against the new state, as setWatches does
+	// for a client that reconnects. Requests in flight were Dropped first.
 	Restored
 )
 
@@ -98,8 +99,12 @@ type Event struct {
 	Txn    *txn.Txn
 	Result *txn.Result
 	// State is the state the txn was applied to, write-locked for the
-	// duration of OnApply; set for Applied only. OnApply may read it.
+	// duration of OnApply; set for Applied and Restored. OnApply may read it.
 	State *txn.State
+	// Prev is, for Restored, the state before the snapshot replaced it,
+	// as of PrevZxid; OnApply may read it.
+	Prev     *txn.State
+	PrevZxid int64
 }
 
 // Config assembles a Replica.
@@ -196,6 +201,14 @@ type Config struct {
 	// rather than a whole snapshot (Apache's zookeeper.commitLogCount
 	// plays this part); 0 means DefaultTrailingEntries.
 	TrailingEntries int
+	// RetainBytes bounds the entries the leader keeps in memory, beyond
+	// TrailingEntries, for followers that lag behind them (retain.go);
+	// 0 means DefaultRetainBytes, negative keeps none.
+	RetainBytes int64
+	// LaggardTicks is how long a follower may stay silent and still have
+	// entries kept for it; 0 means DefaultLaggardElections election
+	// timeouts.
+	LaggardTicks int
 }
 
 // memSegmentSize is the log's segment size without a data directory:
@@ -285,6 +298,12 @@ func (c *Config) ensureDefaults() {
 	if c.TrailingEntries <= 0 {
 		c.TrailingEntries = DefaultTrailingEntries
 	}
+	if c.RetainBytes == 0 {
+		c.RetainBytes = DefaultRetainBytes
+	}
+	if c.LaggardTicks <= 0 {
+		c.LaggardTicks = DefaultLaggardElections * c.ElectionTicks
+	}
 }
 
 // proposal is a request on its way to prep: one of this server's (origin
@@ -344,6 +363,7 @@ type Replica struct {
 	// Core-owned: only the goroutine driving the core touches these.
 	requests
 	snapshots
+	retention
 	ticks       uint64 // ticks since the core started: requests' clock
 	lead        leaderWatch
 	unreachable []uint64       // peers a send failed to, for raft

@@ -145,7 +145,8 @@ func (r *Replica) receiveSnapshot(in inbound) {
 // install replaces the state with a snapshot raft has accepted (and the
 // log has recorded). Requests in flight here fail: what they were waiting
 // for may be inside the snapshot, unseen. The server is told (Restored),
-// so that clients whose watches saw none of the skipped changes move on.
+// with the state before, so that it can fire the watches the skipped
+// changes concern.
 func (r *Replica) install(sn raftpb.Snapshot) error {
 	meta := sn.Metadata
 	rs := r.received
@@ -160,18 +161,23 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 			return fmt.Errorf("replica: installing the snapshot at %d: %w", meta.Index, err)
 		}
 	}
+	// What was in flight fails before the state changes: its outcome
+	// may be inside the snapshot, unseen.
+	r.dropAll()
 	r.mu.Lock()
+	prev, prevZxid := *r.state, r.lastZxid.Load()
 	*r.state = *st // in place: the prepper holds this pointer
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.lastZxid.Store(int64(meta.Index))
+	// Told under the lock, as an apply is: no read sees the new state
+	// before the server has moved its watches to it.
+	r.cfg.OnApply(Event{Kind: Restored, Zxid: int64(meta.Index), State: r.state, Prev: &prev, PrevZxid: prevZxid})
 	r.mu.Unlock()
 	r.setConfState(meta.ConfState)
 	r.compacted = meta.Index
 	r.snapNext = meta.Index + r.snapInterval()
-	r.dropAll()
 	r.cfg.Logger.Info("installed a snapshot from the leader", "index", meta.Index, "term", meta.Term,
 		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
-	r.cfg.OnApply(Event{Kind: Restored, Zxid: int64(meta.Index)})
 	return nil
 }
 

@@ -55,11 +55,7 @@ func (s *Server) onApply(ev replica.Event) {
 			req.fail(errDropped)
 		}
 	case replica.Restored:
-		// The state jumped to a leader's snapshot: no watch saw the
-		// changes in between. Reconnecting clients re-register their
-		// watches with the zxid they last saw (setWatches), and get
-		// the events they missed, as after any move.
-		s.closeClients("installed a snapshot from the leader")
+		s.snapshotInstalled(ev)
 	}
 }
 

@@ -110,6 +110,13 @@ func readRestore(r io.Reader) (*txn.RestoreTxn, error) {
 // one timeout from now, and every client is disconnected, since neither
 // its watches nor what it read hold for the new state.
 func (s *Server) restored(st *txn.State) {
+	s.trackSessions(st)
+	s.closeClients("the database was restored from a snapshot")
+}
+
+// trackSessions restarts session expiry from st's sessions, each due one
+// timeout from now.
+func (s *Server) trackSessions(st *txn.State) {
 	now := s.nowMs()
 	tr := session.New(int64(s.cfg.TickTime/time.Millisecond), now)
 	for id, info := range st.Sessions {
@@ -118,5 +125,4 @@ func (s *Server) restored(st *txn.State) {
 	s.smu.Lock()
 	s.tracker = tr
 	s.smu.Unlock()
-	s.closeClients("the database was restored from a snapshot")
 }

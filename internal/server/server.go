@@ -131,6 +131,11 @@ type Config struct {
 	// behind its snapshot, for followers that lag by fewer (commitLogCount);
 	// 0 is replica.DefaultTrailingEntries.
 	CommitLogCount int
+	// CommitLogBytes bounds what the leader keeps in memory beyond
+	// CommitLogCount for followers that lag further
+	// (replica.Config.RetainBytes); 0 is replica.DefaultRetainBytes,
+	// negative keeps nothing more.
+	CommitLogBytes int64
 	// SnapRetainCount is how many snapshots are kept
 	// (autopurge.snapRetainCount, at least 3).
 	SnapRetainCount int
@@ -221,6 +226,7 @@ type Server struct {
 	watches   *watch.Registry
 	tokens    chan struct{} // the global outstanding limit, as a semaphore
 	outbound  atomic.Int64  // bytes queued for clients over all connections
+	catchup   catchupStats  // snapshots installed from the leader (catchup.go)
 	whitelist fourlw.Whitelist
 	stats     *counters
 	metrics   *serverMetrics
@@ -305,6 +311,7 @@ func New(cfg Config) (*Server, error) {
 		FS:              cfg.FS,
 		SnapCount:       cfg.SnapCount,
 		TrailingEntries: cfg.CommitLogCount,
+		RetainBytes:     cfg.CommitLogBytes,
 		SnapRetain:      cfg.SnapRetainCount,
 		PurgeInterval:   cfg.PurgeInterval,
 		NoSync:          cfg.NoSync,

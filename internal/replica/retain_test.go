@@ -1,0 +1,190 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+// Ref: issue 17 (a loaded follower catches up without losing a client
+// connection): a follower that falls more than TrailingEntries behind
+// while it is briefly cut off, or too slow to keep up, still gets the
+// entries it lacks by append, not a snapshot: the leader keeps them in
+// memory for it. Once it has them, the leader drops them.
+func TestRetainLaggingFollowerCatchesUpByAppend(t *testing.T) {
+	n, ms := startEnsemble(t, 3, func(c *Config) {
+		c.TrailingEntries = 20
+		c.SnapCount = 40
+		c.LaggardTicks = math.MaxInt32 // a pause of any length
+	})
+	lead := leader(t, ms)
+	f := followerOf(ms, lead)
+	n.isolate(f.r.ID(), true)
+	writeN(t, lead, "/a", 300, 1)
+	// The leader has snapshotted well past the follower and TrailingEntries,
+	// yet keeps what the follower needs.
+	waitFor(t, "a leader snapshot past the follower's trailing entries", func() bool {
+		return lead.r.snapIndex() > matchOf(t, lead, f.r.ID())+100
+	})
+	need := matchOf(t, lead, f.r.ID()) + 1
+	if first := lead.r.firstIndex(); first > need {
+		t.Fatalf("the leader's log starts at %d; the follower needs %d", first, need)
+	}
+	n.isolate(f.r.ID(), false)
+	converge(t, ms)
+	n.mu.Lock()
+	streams := n.streams
+	n.mu.Unlock()
+	if streams != 0 {
+		t.Fatalf("%d snapshot streams sent; the follower should have caught up by append", streams)
+	}
+	if restoredSeen(f) {
+		t.Fatal("the follower installed a snapshot")
+	}
+	// Caught up, the follower needs nothing old: the kept entries go at
+	// the next try, an election timeout later at most.
+	waitFor(t, "the leader dropping the entries kept", func() bool {
+		return lead.r.firstIndex() > need
+	})
+}
+
+// Ref: issue 17: what the leader keeps for a lagging follower is bounded
+// in bytes (RetainBytes); one lagging further gets a snapshot, as before,
+// and the leader's memory holds no more than the bound beyond
+// TrailingEntries.
+func TestRetainBoundedInBytes(t *testing.T) {
+	const bound = 4 << 10
+	n, ms := startEnsemble(t, 3, func(c *Config) {
+		c.TrailingEntries = 20
+		c.SnapCount = 40
+		c.LaggardTicks = math.MaxInt32
+		c.RetainBytes = bound
+	})
+	lead := leader(t, ms)
+	f := followerOf(ms, lead)
+	n.isolate(f.r.ID(), true)
+	writeN(t, lead, "/b", 300, 1)
+	need := matchOf(t, lead, f.r.ID()) + 1
+	waitFor(t, "the leader compacting past the follower", func() bool {
+		return lead.r.firstIndex() > need
+	})
+	snapIdx, first := lead.r.snapIndex(), lead.r.firstIndex()
+	want := snapIdx - 20
+	if kept := lead.r.entryBytes(first, want); first <= want && kept > bound {
+		t.Fatalf("the leader keeps %d bytes in (%d, %d] beyond its trailing entries; the bound is %d", kept, first-1, want, bound)
+	}
+	n.isolate(f.r.ID(), false)
+	converge(t, ms)
+	n.mu.Lock()
+	streams := n.streams
+	n.mu.Unlock()
+	if streams == 0 {
+		t.Fatal("the follower caught up without a snapshot although it lagged beyond the bound")
+	}
+	awaitKind(t, f, Restored)
+}
+
+// Ref: issue 17: a follower silent for longer than LaggardTicks is not
+// waited for: the leader compacts, and it gets a snapshot when it returns.
+func TestRetainNotForASilentFollower(t *testing.T) {
+	n, ms := startEnsemble(t, 3, func(c *Config) {
+		c.TrailingEntries = 20
+		c.SnapCount = 40
+		c.LaggardTicks = 20 // 100 ms
+	})
+	lead := leader(t, ms)
+	f := followerOf(ms, lead)
+	n.isolate(f.r.ID(), true)
+	writeN(t, lead, "/c", 300, 1)
+	need := matchOf(t, lead, f.r.ID()) + 1
+	waitFor(t, "the leader compacting past the silent follower", func() bool {
+		return lead.r.firstIndex() > need
+	})
+	n.isolate(f.r.ID(), false)
+	converge(t, ms)
+	awaitKind(t, f, Restored)
+}
+
+// matchOf is the last entry the leader knows peer id has.
+func matchOf(t *testing.T, lead *member, id uint64) uint64 {
+	t.Helper()
+	for _, p := range lead.r.Progress() {
+		if p.ID == id {
+			return p.Match
+		}
+	}
+	t.Fatalf("the leader has no progress of %d", id)
+	return 0
+}
+
+func followerOf(ms []*member, lead *member) *member {
+	if ms[0] == lead {
+		return ms[1]
+	}
+	return ms[0]
+}
+
+// writeN creates n nodes through m, tags from tag0, and waits for each.
+func writeN(t *testing.T, m *member, prefix string, n int, tag0 uint64) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range n {
+		if err := m.r.Submit(ctx, create(fmt.Sprintf("%s%04d", prefix, i)), tag0+uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if ev := m.await(t, tag0+uint64(i)); ev.Kind != Applied || ev.Result.Err != jute.OK {
+			t.Fatalf("write %d: %v %+v", i, ev.Kind, ev.Result)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, for at most 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 10s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// restoredSeen reports whether a Restored event is among m's queued ones.
+func restoredSeen(m *member) bool {
+	for {
+		select {
+		case ev := <-m.events:
+			if ev.Kind == Restored {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// snapIndex is the index of the newest snapshot the storage records.
+func (r *Replica) snapIndex() uint64 {
+	sn, _ := r.disk.Snapshot()
+	return sn.Metadata.Index
+}
+
+// entryBytes is the size of the entries [lo, hi] in memory.
+func (r *Replica) entryBytes(lo, hi uint64) int64 {
+	ents, err := r.disk.Entries(lo, hi+1, math.MaxUint64)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		n += int64(e.Size())
+	}
+	return n
+}
