@@ -231,7 +231,12 @@ const walkYieldEvery = 256
 func (r *Replica) writeSnapshot(job snapJob) snapResult {
 	start := time.Now()
 	defer job.view.tree.Close()
-	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, job.meta, snap.Options{Compression: r.cfg.SnapCompression})
+	var fs snap.FS = writebackFS{FS: r.cfg.FS, every: snapSyncEvery}
+	if r.cfg.NoSync {
+		// forceSync=no, or in memory: nothing to pace.
+		fs = r.cfg.FS
+	}
+	p, err := snap.Create(fs, r.cfg.SnapDir, job.meta, snap.Options{Compression: r.cfg.SnapCompression})
 	if err != nil {
 		return snapResult{job: job, err: err}
 	}
