@@ -239,6 +239,7 @@ type Server struct {
 	connsPeak, bySessPeak int
 
 	reqs *registry // requests waiting for the log or for earlier writes
+	core *Core     // the request path over reqs and watches (core.go)
 
 	smu     sync.Mutex // the expiry tracker, a leaf structure
 	tracker *session.Tracker
@@ -283,6 +284,7 @@ func New(cfg Config) (*Server, error) {
 		quit:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.core = s.newCore()
 	s.traceMask.Store(defaultTraceMask)
 	now := s.nowMs()
 	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
