@@ -33,7 +33,7 @@ func (e *fakeEndpoint) Finish(frame []byte) {
 	}
 	e.got = append(e.got, "finish")
 }
-func (e *fakeEndpoint) Close()                         { e.closed = true; e.got = append(e.got, "close") }
+func (e *fakeEndpoint) Close()                          { e.closed = true; e.got = append(e.got, "close") }
 func (e *fakeEndpoint) Replied(int32, int64, time.Time) {}
 
 func decodeFrame(frame []byte) string {
@@ -45,7 +45,7 @@ func decodeFrame(frame []byte) string {
 		ev.Decode(r)
 		return "event " + ev.Path
 	}
-	return fmt.Sprintf("reply %d %v", h.Xid, h.Err)
+	return fmt.Sprintf("reply %d %d", h.Xid, int32(h.Err))
 }
 
 // fakeReplica takes proposals in order and reads from one state.
@@ -129,7 +129,7 @@ func TestCoreEventsReplyReads(t *testing.T) {
 	k.Apply(replica.Event{Kind: replica.Applied, Zxid: 2, Tag: rep.proposed[0], State: rep.st,
 		Txn:    &txn.Txn{Type: jute.OpSetData},
 		Result: &txn.Result{Stat: stat, Triggers: []txn.Trigger{{Path: "/a", Type: jute.EventNodeDataChanged}}}})
-	want := []string{"event /a", "reply 1 OK", "reply 2 OK"}
+	want := []string{"event /a", "reply 1 0", "reply 2 0"}
 	if !slices.Equal(ep.got, want) {
 		t.Fatalf("sent %v, want %v", ep.got, want)
 	}
