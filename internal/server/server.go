@@ -361,11 +361,13 @@ func New(cfg Config) (*Server, error) {
 		})
 		s.reconfigured(membership)
 	}
-	// Every recovered session is due one timeout from now: its client may
-	// reconnect until then.
+	// Every recovered session is due one timeout from now, once the log
+	// is replayed (which may take a while): its client may reconnect
+	// until then.
+	ready := s.nowMs()
 	rep.Read(func(st *txn.State, _ int64) {
 		for id, info := range st.Sessions {
-			s.tracker.Add(id, info.TimeoutMs, now)
+			s.tracker.Add(id, info.TimeoutMs, ready)
 		}
 	})
 	s.goroutine(rep.Run)
