@@ -1,19 +1,16 @@
 package server
 
 import (
-	"bytes"
-
-	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/txn"
-	"github.com/zoohq/zoo/internal/watch"
 )
 
-// onApply is the replica's callback, on its loop goroutine. For an applied
-// txn the state is write-locked, so the events and the reply queued here
-// reach every connection before any reply to a read computed after the
-// change (DESIGN decision 7).
+// onApply is the replica's callback, on its loop goroutine. The request
+// path (Core.Apply) fires the watches and completes the request of the
+// event; the rest (digests, audit of ephemerals, the expiry tracker,
+// membership) is the Server's, after the reply, so a closeSession is
+// answered before its connection is told to finish.
 func (s *Server) onApply(ev replica.Event) {
 	switch ev.Kind {
 	case replica.Applied:
@@ -21,14 +18,7 @@ func (s *Server) onApply(ev replica.Event) {
 		if s.cfg.Ensemble.enabled() {
 			s.metrics.commitCount.Inc() // Apache counts quorum commits only
 		}
-		s.fire(ev.State, ev.Result.Triggers)
-		// The reply goes before a closed session's connection is told to
-		// finish, so a closeSession is answered before the close.
-		if req := s.reqs.take(ev.Tag); req != nil && req.done != nil {
-			req.deliver(ev)
-		} else if req != nil {
-			s.applied(req, ev)
-		}
+		s.core.Apply(ev)
 		if ev.Txn.Type == txn.OpRestore && ev.Result.Err == jute.OK {
 			s.restored(ev.State)
 		}
@@ -37,64 +27,11 @@ func (s *Server) onApply(ev replica.Event) {
 		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
 			s.reconfigured(ev.Result.Data)
 		}
-	case replica.Synced:
-		if req := s.reqs.take(ev.Tag); req != nil {
-			req.complete(ev.Zxid, jute.OK, &jute.PathRequest{Path: syncPath(req.rec)})
-			req.conn.writeDone()
-		}
-	case replica.Dropped:
-		if req := s.reqs.take(ev.Tag); req != nil && req.done != nil {
-			req.deliver(ev)
-		} else if req != nil {
-			s.metrics.dropped.Inc()
-			// The client sees ConnectionLoss and retries elsewhere. The
-			// request was not applied here and may never be; in an
-			// ensemble whose leader changed it may still apply later,
-			// which is what ConnectionLoss allows. The reads behind it
-			// fail with its connection.
-			req.fail(errDropped)
-		}
+	case replica.Synced, replica.Dropped:
+		s.core.Apply(ev)
 	case replica.Restored:
 		s.snapshotInstalled(ev)
 	}
-}
-
-// fire delivers the watch events of a change. As in Apache, a watcher
-// without READ on the node gets no event, though its one-time watch is
-// used up. One encoded frame serves every watcher of the same event.
-func (s *Server) fire(st *txn.State, triggers []txn.Trigger) {
-	var conns []*conn
-	for _, t := range triggers {
-		ds := s.watches.Trigger(t.Path, t.Type, 0)
-		if len(ds) == 0 {
-			continue
-		}
-		acls := t.ACL
-		if t.Type != jute.EventNodeDeleted {
-			acls, _, _ = st.Tree.ACL(t.Path)
-		}
-		conns = s.watchers(conns[:0], ds)
-		frame := eventFrame(t.Type, t.Path)
-		for _, c := range conns {
-			if acl.Check(acls, jute.PermRead, c.authIDs()) {
-				// Outside s.mu: a slow consumer's send closes its
-				// connection, which takes s.mu.
-				c.send(frame)
-			}
-		}
-	}
-}
-
-// watchers appends the live connections of the deliveries to dst.
-func (s *Server) watchers(dst []*conn, ds []watch.Delivery) []*conn {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, d := range ds {
-		if c := s.conns[uint64(d.Watcher)]; c != nil {
-			dst = append(dst, c)
-		}
-	}
-	return dst
 }
 
 // eventFrame encodes a notification. Its header carries zxid -1, as
@@ -102,40 +39,6 @@ func (s *Server) watchers(dst []*conn, ds []watch.Delivery) []*conn {
 func eventFrame(typ int32, path string) []byte {
 	hdr := jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1}
 	return encodeFrame(&hdr, &jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path})
-}
-
-// applied answers a write whose txn was applied.
-func (s *Server) applied(req *request, ev replica.Event) {
-	c := req.conn
-	defer c.writeDoneIn(ev.State, ev.Zxid)
-	if req.op == txn.OpSetOwner && !s.movedHere(ev, req.connect) {
-		// The session is gone (or never was, or the password is
-		// wrong): a zero timeout and password say so.
-		s.log.Info("refusing to reattach session: unknown, expired or wrong password",
-			"session", sessionHex(req.connect.SessionID), "err", ev.Result.Err)
-		req.completeFrame(connectFrame(&jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.connect.HasReadOnly}), ev.Zxid, true)
-		return
-	}
-	if req.connect != nil {
-		c.st.lastOp.Store(int32(jute.OpCreateSession))
-		req.completeFrame(connectFrame(req.connect), ev.Zxid, false)
-		return
-	}
-	code, resp := writeReply(req.op, ev.Result)
-	req.complete(ev.Zxid, code, resp)
-	s.metrics.updateLatency.Observe(sinceMs(req.start))
-	s.auditWrite(req, ev.Result)
-}
-
-// movedHere reports whether a session's move here (its setOwner, just
-// applied: ev.State is the write-locked state) succeeded for a client with
-// this password.
-func (s *Server) movedHere(ev replica.Event, resp *jute.ConnectResponse) bool {
-	if ev.Result.Err != jute.OK {
-		return false
-	}
-	info, ok := ev.State.Sessions[resp.SessionID]
-	return ok && bytes.Equal(info.Password, resp.Passwd) && s.touch(resp.SessionID)
 }
 
 // writeReply builds the reply of a write from its txn's result. A multi

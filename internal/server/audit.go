@@ -16,9 +16,9 @@ func (s *Server) auditWrite(p *request, r *txn.Result) {
 		return
 	}
 	c := p.conn
-	base := audit.Event{Time: s.cfg.Now(), Session: audit.Session(c.sessionID()), User: audit.Users(c.authIDs())}
-	if c.ip.IsValid() {
-		base.IP = c.ip.String()
+	base := audit.Event{Time: s.cfg.Now(), Session: audit.Session(c.SessionID()), User: audit.Users(c.AuthIDs())}
+	if rc, ok := c.(*conn); ok && rc.ip.IsValid() {
+		base.IP = rc.ip.String()
 	}
 	result := audit.Success
 	if r.Err != jute.OK {

@@ -476,59 +476,21 @@ func (c *conn) dispatch(req *request) error {
 		return err
 	}
 	// FIFO: after the session's earlier writes, and before its later
-	// ones are applied here (writeDoneIn answers it at the right point).
-	wait, ok := c.srv.reqs.addRead(req)
-	if !ok {
-		req.fail(net.ErrClosed)
-		return net.ErrClosed
-	}
-	if !wait {
-		c.srv.rep.Read(req.answer)
+	// ones are applied here (Core.writeDone answers it at the right point).
+	now, err := c.srv.core.read(req)
+	if now {
 		// Answered here, on the reader, and never registered: nothing
 		// else holds it, so the next request reuses it (a read answered
 		// at once then costs no allocation of its own).
 		c.spare = req
 	}
-	return nil
+	return err
 }
 
 // submit sends a write (or sync, or a handshake's session txn) to the
 // replica. It ends in onApply; if it cannot be submitted, it fails here
 // and the connection closes.
-func (c *conn) submit(req *request, t txn.Request) error {
-	s := c.srv
-	tag, ok := s.reqs.addWrite(req)
-	if !ok {
-		req.fail(net.ErrClosed)
-		return net.ErrClosed
-	}
-	if err := s.rep.Submit(s.baseCtx, t, tag); err != nil {
-		// Shutdown may have taken it first (Server.failLeft).
-		if req := s.reqs.take(tag); req != nil {
-			req.fail(err)
-		}
-		return err
-	}
-	return nil
-}
-
-// writeDone records that one of the session's writes was answered, and
-// answers the reads that waited for it, from the replica's state.
-func (c *conn) writeDone() { c.writeDoneIn(nil, 0) }
-
-// writeDoneIn is writeDone where the caller holds the state (the apply of
-// the write's txn, write-locked): the reads that waited for it are
-// answered from st, at zxid, before the next txn is applied, so they see
-// the session's earlier writes and none of its later ones.
-func (c *conn) writeDoneIn(st *txn.State, zxid int64) {
-	for _, req := range c.srv.reqs.writeDone(c.id) {
-		if st != nil {
-			req.answer(st, zxid)
-		} else {
-			c.srv.rep.Read(req.answer)
-		}
-	}
-}
+func (c *conn) submit(req *request, t txn.Request) error { return c.srv.core.submit(req, t) }
 
 // waitWrites blocks until the session's earlier writes are answered
 // (DESIGN decision 6). It reports false if the connection closed first.

@@ -28,6 +28,17 @@
 // going nowhere; Shutdown, once the replica has stopped and reported
 // everything it took as Dropped, fails what is left (failLeft).
 //
+// # The request path, and what the simulator runs
+//
+// Core (core.go) is the part of the request path with no socket,
+// goroutine or wall clock: the registry, the watch registry, reply and
+// event encoding, request completion and the replica's Applied, Synced
+// and Dropped events. It reaches a connection only through Endpoint,
+// which conn implements (endpoint.go). internal/sim runs Core in every
+// simulated member over simulated connections; it does not run conn.go,
+// connread.go, outq.go, read.go, the handshake's checks or the
+// housekeeping loop, which have copies of their logic there.
+//
 // # Locks
 //
 // Taken in this order, never the other way: the replica's state lock

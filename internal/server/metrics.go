@@ -77,8 +77,6 @@ func newServerMetrics(set *metrics.Set) *serverMetrics {
 	return m
 }
 
-func sinceMs(start time.Time) int64 { return time.Since(start).Milliseconds() }
-
 // Metrics returns the server's metrics, for the AdminServer and the
 // Prometheus endpoint.
 func (s *Server) Metrics() *metrics.Set { return s.metrics.set }

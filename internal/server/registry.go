@@ -78,7 +78,7 @@ func (g *registry) addWrite(r *request) (tag uint64, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r.conn != nil {
-		f := g.conns[r.conn.id]
+		f := g.conns[r.conn.ID()]
 		if f == nil {
 			return 0, false
 		}
@@ -149,7 +149,7 @@ const maxKeptReads = 64
 func (g *registry) addRead(r *request) (wait, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	f := g.conns[r.conn.id]
+	f := g.conns[r.conn.ID()]
 	if f == nil {
 		return false, false
 	}

@@ -24,7 +24,8 @@ var errDropped = errors.New("server: request dropped before it was applied")
 // While it waits for the log or for its session's earlier writes it sits
 // in the server's registry.
 type request struct {
-	conn  *conn // nil for the server's own (a restore)
+	k     *Core    // the request path it runs on; nil until it is handled
+	conn  Endpoint // nil for the server's own (a restore)
 	xid   int32
 	op    jute.Op
 	rec   jute.Record // the decoded request; nil for ping, close, whoami
@@ -51,7 +52,7 @@ func (c *conn) newRequest(h jute.RequestHeader, start time.Time) *request {
 		r = new(request)
 	}
 	c.spare = nil
-	*r = request{conn: c, xid: h.Xid, op: h.Type, start: start, token: true}
+	*r = request{k: c.srv.core, conn: c, xid: h.Xid, op: h.Type, start: start, token: true}
 	return r
 }
 
@@ -60,11 +61,10 @@ func (c *conn) newRequest(h jute.RequestHeader, start time.Time) *request {
 // must not reply twice or give a token back twice.
 func (r *request) end() bool {
 	if r.ended.Swap(true) {
-		if r.conn != nil {
-			s := r.conn.srv
-			s.metrics.completedTwice.Inc()
-			s.log.Error("bug: a request was completed twice; the second completion is ignored",
-				"op", r.op, "xid", r.xid, "session", sessionHex(r.conn.sessionID()))
+		if k := r.k; k != nil && r.conn != nil {
+			k.metrics.completedTwice.Inc()
+			k.log.Error("bug: a request was completed twice; the second completion is ignored",
+				"op", r.op, "xid", r.xid, "session", sessionHex(r.conn.SessionID()))
 		}
 		return false
 	}
@@ -74,7 +74,7 @@ func (r *request) end() bool {
 // release gives the request's token back, once it has ended.
 func (r *request) release() {
 	if r.token {
-		<-r.conn.srv.tokens
+		<-r.k.tokens
 	}
 }
 
@@ -97,18 +97,12 @@ func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
 	}
 	c := r.conn
 	if last {
-		c.out.finish(frame)
+		c.Finish(frame)
 	} else {
-		c.send(frame)
+		c.Send(frame)
 	}
 	r.release()
-	c.st.replied(r.xid, zxid)
-	if !r.start.IsZero() {
-		d := time.Since(r.start)
-		c.srv.stats.lat.add(d)
-		c.st.lat.add(d)
-		c.st.lastLatency.Store(d.Milliseconds())
-	}
+	c.Replied(r.xid, zxid, r.start)
 }
 
 // fail ends the request without a reply: its connection closes, so the
@@ -127,9 +121,9 @@ func (r *request) fail(err error) {
 	}
 	r.release()
 	c := r.conn
-	c.srv.log.Debug("request failed; closing its connection", "op", r.op, "xid", r.xid,
-		"session", sessionHex(c.sessionID()), "err", err)
-	c.close()
+	r.k.log.Debug("request failed; closing its connection", "op", r.op, "xid", r.xid,
+		"session", sessionHex(c.SessionID()), "err", err)
+	c.Close()
 }
 
 // deliver ends a restore with the event of its txn.
@@ -141,10 +135,9 @@ func (r *request) deliver(ev replica.Event) {
 
 // answer answers a read from st, at zxid (the caller holds st locked).
 func (r *request) answer(st *txn.State, zxid int64) {
-	c := r.conn
-	code, resp := c.srv.read(c, jute.RequestHeader{Xid: r.xid, Type: r.op}, r.rec, st, zxid)
+	code, resp := r.k.cfg.Read(r.conn, jute.RequestHeader{Xid: r.xid, Type: r.op}, r.rec, st, zxid)
 	// Counted before the reply is queued: a client that asks mntr after
 	// the reply sees its read.
-	c.srv.metrics.readLatency.Observe(sinceMs(r.start))
+	r.k.metrics.readLatency.Observe(r.k.sinceMs(r.start))
 	r.complete(zxid, code, resp)
 }

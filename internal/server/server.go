@@ -249,6 +249,7 @@ type Server struct {
 	connsPeak, bySessPeak int
 
 	reqs *registry // requests waiting for the log or for earlier writes
+	core *Core     // the request path over reqs and watches (core.go)
 
 	smu     sync.Mutex // the expiry tracker, a leaf structure
 	tracker *session.Tracker
@@ -294,6 +295,7 @@ func New(cfg Config) (*Server, error) {
 		quit:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.core = s.newCore()
 	s.traceMask.Store(defaultTraceMask)
 	now := s.nowMs()
 	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
@@ -372,11 +374,13 @@ func New(cfg Config) (*Server, error) {
 		})
 		s.reconfigured(membership)
 	}
-	// Every recovered session is due one timeout from now: its client may
-	// reconnect until then.
+	// Every recovered session is due one timeout from now, once the log
+	// is replayed (which may take a while): its client may reconnect
+	// until then.
+	ready := s.nowMs()
 	rep.Read(func(st *txn.State, _ int64) {
 		for id, info := range st.Sessions {
-			s.tracker.Add(id, info.TimeoutMs, now)
+			s.tracker.Add(id, info.TimeoutMs, ready)
 		}
 	})
 	s.goroutine(rep.Run)

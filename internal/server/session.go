@@ -34,12 +34,18 @@ func (s *Server) expireSessions() time.Duration {
 	for _, id := range expired {
 		s.tracker.SetClosing(id)
 	}
+	again := s.tracker.Reclose(now, recloseTicks*s.cfg.TickTime.Milliseconds())
 	next := s.tracker.NextExpiry()
 	s.smu.Unlock()
 	for _, id := range expired {
 		s.log.Info("session expired", "session", sessionHex(id))
 		s.stats.expired.Add(1)
 		s.metrics.staleSessionsExpired.Inc()
+	}
+	for _, id := range again {
+		s.log.Warn("an expired session's closeSession did not apply (dropped); proposing it again", "session", sessionHex(id))
+	}
+	for _, id := range append(expired, again...) {
 		if err := s.rep.Submit(s.baseCtx, txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0); err != nil {
 			return s.cfg.TickTime
 		}
@@ -55,6 +61,12 @@ func (s *Server) expireSessions() time.Duration {
 	return wait
 }
 
+// recloseTicks is how many ticks a leader waits for an expired session's
+// closeSession to apply before it proposes it again: a dropped proposal
+// would otherwise leave the session closing for good, neither expired nor
+// usable (found by the simulator).
+const recloseTicks = 5
+
 // touch records traffic from a session; it reports false for a session the
 // tracker does not know or is closing.
 func (s *Server) touch(sid int64) bool {
@@ -67,6 +79,29 @@ func (s *Server) touch(sid int64) bool {
 		s.active[sid] = struct{}{}
 	}
 	return s.tracker.Touch(sid, s.nowMs())
+}
+
+// touchMoved records traffic from a session that just moved here, live in
+// the replicated state. Only the leader's tracker decides that a session
+// is closing; a tracker that does not know the session (this server took
+// its state from a leader's snapshot, which the tracker did not follow),
+// or a former leader's that still marks it closing, starts tracking it
+// afresh, so the move is not refused as if the session had expired (both
+// found by the simulator). It reports false for a session the leader is
+// closing.
+func (s *Server) touchMoved(sid int64, timeoutMs int32) bool {
+	leading := s.rep.IsLeader()
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	now := s.nowMs()
+	if e, known := s.tracker.Get(sid); !known || (e.Closing && !leading) {
+		s.tracker.Remove(sid)
+		s.tracker.Add(sid, timeoutMs, now)
+	}
+	if s.cfg.Ensemble.enabled() {
+		s.active[sid] = struct{}{}
+	}
+	return s.tracker.Touch(sid, now)
 }
 
 // newSessionID allocates a session id in this server's id space.

@@ -34,12 +34,18 @@ type Tracker struct {
 	// peak is the most sessions held since the table was last rebuilt:
 	// a Go map never shrinks, so Remove rebuilds it once most are gone.
 	peak int
+	// closing counts the sessions marked closing, so that Reclose costs
+	// nothing while none is.
+	closing int
 }
 
 type entry struct {
 	timeout  int32
 	deadline int64 // 0 once the session was handed out by Expired
 	closing  bool
+	// closingSince is when Expired (or Reclose) handed the session out
+	// for its closeSession; 0 if SetClosing marked it.
+	closingSince int64
 }
 
 // Session is a read-only view of one tracked session.
@@ -148,6 +154,9 @@ func (t *Tracker) SetClosing(id int64) {
 	if !ok {
 		return
 	}
+	if !e.closing {
+		t.closing++
+	}
 	e.closing = true
 	t.unbucket(id, e)
 }
@@ -159,6 +168,9 @@ func (t *Tracker) Remove(id int64) {
 		return
 	}
 	t.unbucket(id, e)
+	if e.closing {
+		t.closing--
+	}
 	delete(t.sessions, id)
 	t.sessions = shrink.Map(t.sessions, &t.peak)
 }
@@ -185,10 +197,40 @@ func (t *Tracker) Expired(now int64) []int64 {
 		for _, id := range ids {
 			e := t.sessions[id]
 			e.deadline = 0
+			if !e.closing {
+				t.closing++
+			}
 			e.closing = true
+			e.closingSince = now
 		}
 		out = append(out, ids...)
 	}
+	return out
+}
+
+// Reclose returns the sessions handed out for closing at or before
+// now-after that are still here: their closeSession has not applied, as
+// when the proposal was dropped (a leader change, a reconfig in flight).
+// Without it such a session would stay closing for good, neither expired
+// nor usable. Their wait starts again at now; the caller proposes their
+// closeSession again (a second one, should both apply, fails harmlessly).
+// A session SetClosing marked starts its wait here.
+func (t *Tracker) Reclose(now, after int64) []int64 {
+	if t.closing == 0 {
+		return nil
+	}
+	var out []int64
+	for id, e := range t.sessions {
+		switch {
+		case !e.closing:
+		case e.closingSince == 0:
+			e.closingSince = now
+		case e.closingSince <= now-after:
+			e.closingSince = now
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -307,3 +307,39 @@ func TestNegotiate(t *testing.T) {
 		}
 	}
 }
+
+// TestReclose: a session whose closeSession did not apply (the proposal
+// was dropped) is handed out again once the wait has passed, and again
+// after each further wait, until it is removed.
+func TestReclose(t *testing.T) {
+	tr := New(100, 0)
+	tr.Add(1, 400, 0)
+	tr.Add(2, 4000, 0)
+	tr.Add(3, 400, 0)
+	if got, want := tr.Expired(1000), []int64{1, 3}; !slices.Equal(got, want) {
+		t.Fatalf("Expired = %v, want %v", got, want)
+	}
+	if got := tr.Reclose(1500, 1000); got != nil {
+		t.Fatalf("Reclose before the wait = %v, want none", got)
+	}
+	tr.Remove(3) // its closeSession applied
+	if got, want := tr.Reclose(2000, 1000), []int64{1}; !slices.Equal(got, want) {
+		t.Fatalf("Reclose = %v, want %v", got, want)
+	}
+	if got := tr.Reclose(2500, 1000); got != nil {
+		t.Fatalf("Reclose right after a retry = %v, want none", got)
+	}
+	if got, want := tr.Reclose(3000, 1000), []int64{1}; !slices.Equal(got, want) {
+		t.Fatalf("second Reclose = %v, want %v", got, want)
+	}
+	if tr.Touch(1, 3000) {
+		t.Fatal("a session being closed was touched")
+	}
+	tr.SetClosing(2)
+	if got := tr.Reclose(3100, 1000); got != nil {
+		t.Fatalf("Reclose of a session SetClosing just marked = %v, want none", got)
+	}
+	if got, want := tr.Reclose(4100, 1000), []int64{1, 2}; !slices.Equal(got, want) {
+		t.Fatalf("Reclose = %v, want %v", got, want)
+	}
+}

@@ -120,8 +120,7 @@ func (s *Sim) finalReads() {
 			fake := &call{cl: &client{id: len(s.clients) + int(m.id)}, in: kvInput{op: opSyncRead, key: k}}
 			s.stamp++
 			fake.start = s.stamp
-			fake.conn = &conn{m: m}
-			out := m.read(fake)
+			out := m.readKey(k)
 			s.stamp++
 			s.record(fake, out, s.stamp)
 			s.logf("final m%d %s = %s", m.id, fake.in, out)

@@ -3,8 +3,10 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/server"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/watch"
 )
@@ -98,22 +100,63 @@ type call struct {
 	cl    *client
 	conn  *conn
 	in    kvInput
-	cxid  int32
+	cxid  int32 // the xid of its (first) frame
 	start int64 // logical call time
 	zxid  int64 // the client's last zxid when it was sent
+	// synced: a sync+read's sync was answered; its getData (xid cxid+1)
+	// is next.
+	synced bool
 }
 
 // conn is a client's connection to a member: FIFO both ways, with a
-// small delay.
+// small delay. Its member side is a server.Endpoint: the request path
+// (server.Core) sends it jute frames, which the client decodes.
 type conn struct {
 	id      uint64
 	m       *member
 	cl      *client
 	session int64
 	closed  bool
-	toM     int64 // when the last message to the member arrives
-	toC     int64 // when the last message to the client arrives
+	// handshake: the next frame to the client is a ConnectResponse.
+	handshake bool
+	toM       int64 // when the last message to the member arrives
+	toC       int64 // when the last message to the client arrives
 }
+
+var _ server.Endpoint = (*conn)(nil)
+
+// ID implements server.Endpoint.
+func (c *conn) ID() uint64 { return c.id }
+
+// SessionID implements server.Endpoint.
+func (c *conn) SessionID() int64 { return c.session }
+
+// AuthIDs implements server.Endpoint: the simulated clients are the super
+// user, as reconfig needs; every node they make is open to all.
+func (c *conn) AuthIDs() []jute.Id { return superIDs }
+
+var superIDs = []jute.Id{{Scheme: "super", ID: "super"}}
+
+// Send implements server.Endpoint: the frame reaches the client in
+// order. A watch event is stamped with the zxid being applied.
+func (c *conn) Send(frame []byte) {
+	zxid := c.m.applying
+	c.toClient(func() { c.cl.onFrame(c, frame, zxid) })
+}
+
+// Finish implements server.Endpoint.
+func (c *conn) Finish(frame []byte) {
+	if frame != nil {
+		c.Send(frame)
+	}
+	c.finish()
+}
+
+// Close implements server.Endpoint.
+func (c *conn) Close() { c.close() }
+
+// Replied implements server.Endpoint; the simulator keeps no statistics.
+func (c *conn) Replied(int32, int64, time.Time) {}
 
 // toMember sends f to the member's side, in order.
 func (c *conn) toMember(f func()) {
@@ -145,11 +188,6 @@ func (c *conn) toClient(f func()) {
 	})
 }
 
-// reply sends a call's outcome to the client.
-func (c *conn) reply(cl *call, out kvOutput, zxid int64) {
-	c.toClient(func() { c.cl.onReply(c, cl, out, zxid) })
-}
-
 // close breaks the connection: the client sees ConnectionLoss.
 func (c *conn) close() {
 	if c.closed {
@@ -160,7 +198,9 @@ func (c *conn) close() {
 	if c.session != 0 && c.m.bySess[c.session] == c {
 		delete(c.m.bySess, c.session)
 	}
-	c.m.watches.RemoveWatcher(watch.Watcher(c.id))
+	if c.m.srv != nil {
+		c.m.srv.Closed(c) // fails the reads waiting on it, drops its watches
+	}
 	cl := c.cl
 	c.m.s.after(1, func() { cl.onClose(c) })
 }
@@ -206,11 +246,9 @@ func (c *client) act() {
 	if c.session == 0 || len(c.calls) >= maxOutstanding || c.syncing() {
 		return
 	}
-	// Reads go when nothing is in flight, so a session's reads never
-	// wait for its writes (internal/server makes them wait; the
-	// simulator keeps its server layer simple).
-	reading := len(c.calls) == 0 && c.s.chance(0.4)
-	if reading {
+	// Reads are pipelined behind writes too: the request path's
+	// registry holds them until the writes before them are answered.
+	if c.s.chance(0.4) {
 		c.send(c.pickRead())
 		return
 	}
@@ -303,7 +341,10 @@ func (c *client) request(in kvInput) txn.Request {
 		req.Op = jute.OpCloseSession
 	case opReconfig:
 		req.Op, req.Record = jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: in.data, LeavingServers: in.data2, CurConfigID: -1}
-		req.Auth = []jute.Id{{Scheme: "super", ID: "super"}}
+	case opRead:
+		req.Op, req.Record = jute.OpGetData, &jute.PathWatch{Path: p, Watch: in.watch}
+	case opGetChildren:
+		req.Op, req.Record = jute.OpGetChildren, &jute.PathWatch{Path: in.path}
 	}
 	return req
 }
@@ -320,8 +361,9 @@ func (c *client) connect() {
 		return
 	}
 	c.s.connID++
-	cn := &conn{id: c.s.connID, m: m, cl: c}
+	cn := &conn{id: c.s.connID, m: m, cl: c, handshake: true}
 	m.conns[cn.id] = cn
+	m.srv.Open(cn)
 	c.conn = cn
 	in := kvInput{op: opMove}
 	if c.session == 0 || c.dead {
@@ -337,6 +379,10 @@ func (c *client) connect() {
 
 func (c *client) send(in kvInput) { c.sendOn(c.conn, in) }
 
+// sendOn sends a request as internal/server reads it: a handshake's
+// session txn goes to server.Core.Connect, as conn.connect sends it; any
+// other request is a jute frame for server.Core.Handle. A sync+read is a
+// sync and a getData pipelined behind it.
 func (c *client) sendOn(cn *conn, in kvInput) {
 	c.cxid++
 	c.s.stamp++
@@ -344,39 +390,171 @@ func (c *client) sendOn(cn *conn, in kvInput) {
 	c.calls = append(c.calls, cl)
 	c.s.logf("c%d -> m%d #%d %s", c.id, cn.m.id, cl.cxid, in)
 	m := cn.m
+	var frames [][]byte
+	var connect *jute.ConnectResponse
+	req := c.request(in)
+	switch in.op {
+	case opConnect, opMove:
+		connect = &jute.ConnectResponse{TimeOut: c.timeout, SessionID: c.session, Passwd: c.passwd}
+	case opSyncRead:
+		c.cxid++
+		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record),
+			requestFrame(c.cxid, jute.OpGetData, &jute.PathWatch{Path: keyPath(in.key)}))
+	default:
+		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record))
+	}
 	cn.toMember(func() {
 		if c.session != 0 {
 			m.touch(c.session)
 		}
-		switch in.op {
-		case opRead, opGetChildren:
-			cn.reply(cl, m.read(cl), m.core.LastZxid())
+		if connect != nil {
+			// As conn.connect: the connection is the session's before
+			// its txn is submitted.
+			cn.session = c.session
+			if old := m.bySess[c.session]; old != nil && old != cn {
+				old.close()
+			}
+			m.bySess[c.session] = cn
+			if err := m.srv.Connect(cn, req, connect); err == nil {
+				m.process()
+			}
 			return
 		}
-		c.s.tag++
-		tag := c.s.tag
-		m.pending[tag] = cl
-		if err := m.core.Propose(c.request(in), tag); err != nil {
-			delete(m.pending, tag)
-			cn.close()
-			return
+		for _, f := range frames {
+			if err := m.srv.Handle(cn, f, time.UnixMilli(m.now())); err != nil {
+				cn.close()
+				return
+			}
+			m.process()
 		}
-		m.process()
 	})
 }
 
-// onReply takes a reply: it must be for the oldest call in flight (FIFO),
-// and its zxid must not be older than one the client saw.
-func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
+// requestFrame is a request as a client sends it, without the length
+// prefix (conn's reader strips it).
+func requestFrame(xid int32, op jute.Op, rec jute.Record) []byte {
+	hdr := jute.RequestHeader{Xid: xid, Type: op}
+	if rec == nil {
+		return jute.AppendFrame(nil, &hdr)[4:]
+	}
+	return jute.AppendFrame(nil, &hdr, rec)[4:]
+}
+
+// onFrame decodes a frame from the member: a ConnectResponse during the
+// handshake, else a reply header and its body, or a watch event (xid -1),
+// whose zxid is the one the member stamped.
+func (c *client) onFrame(cn *conn, frame []byte, eventZxid int64) {
 	if cn != c.conn {
 		return
 	}
-	if len(c.calls) == 0 || c.calls[0] != cl {
-		c.s.fail("FIFO: c%d got the reply to #%d (%s) before #%d", c.id, cl.cxid, cl.in, c.calls[0].cxid)
-		c.calls = deleteCall(c.calls, cl)
-	} else {
-		c.calls = c.calls[1:]
+	body := frame[4:]
+	if cn.handshake {
+		cn.handshake = false
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(body, &resp); err != nil {
+			c.s.fail("c%d: undecodable ConnectResponse from m%d: %v", c.id, cn.m.id, err)
+			return
+		}
+		out := kvOutput{code: jute.OK}
+		if resp.TimeOut == 0 {
+			out.code = jute.SessionExpired // refused: the session is gone
+		}
+		if len(c.calls) > 0 {
+			// A ConnectResponse carries no zxid.
+			c.onReply(cn, c.calls[0], out, c.maxZxid)
+		}
+		return
 	}
+	r := jute.NewReader(body)
+	var h jute.ReplyHeader
+	h.Decode(r)
+	if r.Err() != nil {
+		c.s.fail("c%d: undecodable reply header from m%d: %v", c.id, cn.m.id, r.Err())
+		return
+	}
+	rest := body[r.Offset():]
+	if h.Xid == jute.XidNotification {
+		var ev jute.WatcherEvent
+		if err := jute.Unmarshal(rest, &ev); err != nil {
+			c.s.fail("c%d: undecodable watch event from m%d: %v", c.id, cn.m.id, err)
+			return
+		}
+		c.onEvent(cn, watch.Event{Type: ev.Type, Path: ev.Path, Zxid: eventZxid})
+		return
+	}
+	if len(c.calls) == 0 {
+		c.s.fail("FIFO: c%d got a reply to xid %d with nothing in flight", c.id, h.Xid)
+		return
+	}
+	cl := c.calls[0]
+	want := cl.cxid
+	if cl.in.op == opSyncRead && cl.synced {
+		want++
+	}
+	if h.Xid != want {
+		c.s.fail("FIFO: c%d got the reply to xid %d before xid %d (%s)", c.id, h.Xid, want, cl.in)
+		return
+	}
+	if cl.in.op == opSyncRead && !cl.synced {
+		cl.synced = true
+		if h.Err != jute.OK {
+			c.s.fail("c%d: sync of %s failed with %v", c.id, keyPath(cl.in.key), h.Err)
+		}
+		if h.Zxid < c.maxZxid {
+			c.s.fail("zxid went back: c%d saw %d after %d (sync on m%d)", c.id, h.Zxid, c.maxZxid, cn.m.id)
+		}
+		c.maxZxid = max(c.maxZxid, h.Zxid)
+		return
+	}
+	out, err := decodeOutput(cl.in.op, h.Err, rest)
+	if err != nil {
+		c.s.fail("c%d: undecodable reply to #%d (%s) from m%d: %v", c.id, cl.cxid, cl.in, cn.m.id, err)
+	}
+	c.onReply(cn, cl, out, h.Zxid)
+}
+
+// decodeOutput decodes a reply's body into what the checks compare.
+func decodeOutput(op opKind, code jute.Code, body []byte) (kvOutput, error) {
+	out := kvOutput{code: code}
+	if code != jute.OK {
+		return out, nil
+	}
+	var err error
+	switch op {
+	case opSet:
+		var r jute.StatResponse
+		err = jute.Unmarshal(body, &r)
+		out.version = r.Stat.Version
+	case opCreateSeq:
+		var r jute.CreateResponse
+		err = jute.Unmarshal(body, &r)
+		out.data = r.Path
+	case opMulti:
+		var r jute.MultiResponse
+		err = jute.Unmarshal(body, &r)
+		for _, res := range r.Results {
+			if res.Err != jute.OK {
+				out.code = res.Err
+				break
+			}
+		}
+	case opRead, opSyncRead:
+		var r jute.GetDataResponse
+		err = jute.Unmarshal(body, &r)
+		out.exists, out.data, out.version = true, string(r.Data), r.Stat.Version
+	case opGetChildren:
+		var r jute.GetChildrenResponse
+		err = jute.Unmarshal(body, &r)
+		out.data = fmt.Sprint(len(r.Children))
+	}
+	return out, err
+}
+
+// onReply takes a call's outcome: it is for the oldest call in flight
+// (onFrame checked the xid), and its zxid must not be older than one the
+// client saw.
+func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
+	c.calls = c.calls[1:]
 	if zxid < c.maxZxid {
 		c.s.fail("zxid went back: c%d saw %d after %d (#%d %s on m%d)", c.id, zxid, c.maxZxid, cl.cxid, cl.in, cn.m.id)
 	}
@@ -425,15 +603,6 @@ func (c *client) checkNotNewer(m *member, path string, zxid int64) {
 	}
 }
 
-func deleteCall(calls []*call, cl *call) []*call {
-	for i, x := range calls {
-		if x == cl {
-			return append(calls[:i], calls[i+1:]...)
-		}
-	}
-	return calls
-}
-
 // onEvent takes a watch event: it must match a change on that path, at
 // a zxid after the watch was set.
 func (c *client) onEvent(cn *conn, ev watch.Event) {
@@ -449,7 +618,9 @@ func (c *client) onEvent(cn *conn, ev watch.Event) {
 	if ev.Zxid <= set {
 		c.s.fail("watch: c%d got an event of zxid %d for a watch set at %d", c.id, ev.Zxid, set)
 	}
-	if ev.Zxid < c.maxZxid {
+	if ev.Zxid <= c.maxZxid {
+		// Its event is queued before any reply computed after the
+		// change, the write's own reply among them (DESIGN decision 7).
 		c.s.fail("watch: c%d got an event of zxid %d after seeing %d", c.id, ev.Zxid, c.maxZxid)
 	}
 	if want := fmt.Sprintf("%d:%s", ev.Type, ev.Path); !containsTrigger(c.s.trig[ev.Zxid], want) {

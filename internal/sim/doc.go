@@ -17,11 +17,26 @@
 // session left, and watch events that match a change, come in zxid order
 // and are not lost while the client stays connected.
 //
-// What the simulator does not run: internal/server. Its connection,
-// pipeline and throttling code is bound to sockets and goroutines, so
-// the simulator has a small server layer of its own (member.go) that does
-// what internal/server/apply.go and session.go do with the replica's
-// events: replies by tag, watch firing through watch.Registry, session
-// expiry with session.Tracker on the leader, activity reports, container
-// and TTL cleanup, and session moves (setOwner) on reconnect.
+// What runs where. Each member runs internal/server's request path,
+// server.Core: its clients send jute request frames to Core.Handle (and
+// handshakes to Core.Connect), and get back the frames it encodes; the
+// Core's registry holds writes by tag and reads behind their session's
+// writes, completes each request once, fires watches before the reply,
+// and consumes the replica's Applied, Synced and Dropped events. So the
+// checks cover the server's reply matching, FIFO, completion and watch
+// firing too (TestMutations plants defects there).
+//
+// What the simulator does not run: the rest of internal/server, which is
+// bound to sockets and goroutines. Not its connection reader and writer
+// (conn.go, connread.go, outq.go: framing, throttling tokens, the
+// out-queue's limits, auth, SASL, read-only mode, the handshake's
+// checks); not its reads (read.go takes a *conn: each member answers
+// getData and getChildren with a ReadFunc of its own, registering watches
+// in the Core's registry); and not its housekeeping: session expiry with
+// session.Tracker on the leader (with Reclose), activity reports,
+// container and TTL cleanup, and the closing of a session's connection
+// when the session ends or moves away are done in member.go, as
+// internal/server/session.go and housekeeping.go do them, on the
+// simulated clock. Clients do not re-register watches (setWatches) after
+// a reconnect.
 package sim

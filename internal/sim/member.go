@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/zoohq/zoo/internal/config"
 	"github.com/zoohq/zoo/internal/jute"
 	members "github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/server"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
@@ -25,8 +27,11 @@ import (
 
 var errLinkDown = errors.New("sim: link down")
 
-// member is one Zoo server: the replica core over a simulated disk, and
-// the server layer the simulator needs in place of internal/server.
+// member is one Zoo server: the replica core over a simulated disk,
+// internal/server's request path (server.Core) over simulated
+// connections, and the housekeeping internal/server does with goroutines
+// and timers (expiry, activity reports, container and TTL cleanup,
+// session moves), done here on the simulated clock.
 type member struct {
 	s  *Sim
 	id uint64
@@ -50,13 +55,16 @@ type member struct {
 	tracker *session.Tracker
 	ids     *session.IDGen
 	leading bool
-	active  map[int64]bool // sessions heard from since the last report
-	watches *watch.Registry
+	active  map[int64]bool   // sessions heard from since the last report
+	srv     *server.Core     // internal/server's request path
 	conns   map[uint64]*conn // by id (the watcher id)
-	pending map[uint64]*call // by tag
 	bySess  map[int64]*conn  // the connection each session is on
-	trigLog []appliedTrigger // this incarnation's applied triggers, for the watch check
-	held    []func()         // what arrived while paused, in order
+	// applying is the zxid of the txn being applied, while srv fires its
+	// watches: a watch event's frame carries zxid -1, as Apache's, so the
+	// simulated connection stamps it with this for the watch checks.
+	applying int64
+	trigLog  []appliedTrigger // this incarnation's applied triggers, for the watch check
+	held     []func()         // what arrived while paused, in order
 }
 
 // pause stops the member for d ms: nothing it receives is handled until
@@ -129,9 +137,7 @@ func (m *member) start() {
 		m.s.fail("m%d: writing %s: %v", m.id, tree.ConfigPath, err)
 		return
 	}
-	m.watches = new(watch.Registry)
 	m.conns = make(map[uint64]*conn)
-	m.pending = make(map[uint64]*call)
 	m.bySess = make(map[int64]*conn)
 	m.active = make(map[int64]bool)
 	m.trigLog = nil
@@ -182,6 +188,18 @@ func (m *member) start() {
 		return
 	}
 	m.core = core
+	m.srv = server.NewCore(server.CoreConfig{
+		Replica: simReplica{m},
+		Conn: func(id uint64) server.Endpoint {
+			if c := m.conns[id]; c != nil {
+				return c
+			}
+			return nil // not a typed nil in the interface
+		},
+		Read:  m.serveRead,
+		Moved: m.touchMoved,
+		Now:   func() time.Time { return time.UnixMilli(m.now()) },
+	})
 	prep.SetReconfig(core)
 	m.up = true
 	for id, info := range m.state.Sessions {
@@ -224,7 +242,6 @@ func (m *member) dropConns() {
 	for _, id := range ids {
 		m.conns[id].close()
 	}
-	clear(m.pending)
 }
 
 // process lets the core do what is ready; a failed log write kills the
@@ -313,6 +330,11 @@ func (m *member) housekeeping() {
 		m.s.logf("m%d expires session %x", m.id, id)
 		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
 	}
+	// As internal/server: a closeSession that did not apply goes again.
+	for _, id := range m.tracker.Reclose(now, recloseMs) {
+		m.s.logf("m%d expires session %x again: its closeSession did not apply", m.id, id)
+		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
+	}
 	if m.core.Ticks()%20 == 0 {
 		paths := append(m.state.Tree.ContainersToDelete(), m.state.Tree.ExpiredTTL(now)...)
 		slices.Sort(paths) // the tree lists them in map order
@@ -322,6 +344,10 @@ func (m *member) housekeeping() {
 	}
 }
 
+// recloseMs is internal/server's recloseTicks, in the simulator's expiry
+// ticks (tickMs*10).
+const recloseMs = 5 * tickMs * 10
+
 func (m *member) onActivity(ids []int64) {
 	now := m.now()
 	for _, id := range ids {
@@ -329,41 +355,49 @@ func (m *member) onActivity(ids []int64) {
 	}
 }
 
-// touch records a session's traffic here.
-func (m *member) touch(sid int64) {
+// touch records a session's traffic here; it reports whether the expiry
+// tracker knows the session and is not closing it.
+func (m *member) touch(sid int64) bool {
 	m.active[sid] = true
-	m.tracker.Touch(sid, m.now())
+	return m.tracker.Touch(sid, m.now())
 }
 
-// onApply is internal/server's onApply for the simulator.
+// touchMoved is internal/server's touchMoved: a session that moved here,
+// live in the replicated state, is tracked afresh if the tracker missed
+// its creation (the member took a leader's snapshot) or, off the leader,
+// still marks it closing from an earlier term.
+func (m *member) touchMoved(sid int64, timeoutMs int32) bool {
+	if e, known := m.tracker.Get(sid); !known || (e.Closing && !m.core.IsLeader()) {
+		m.tracker.Remove(sid)
+		m.tracker.Add(sid, timeoutMs, m.now())
+	}
+	return m.touch(sid)
+}
+
+// onApply is internal/server's onApply for the simulator: the request
+// path (server.Core.Apply) fires the watches and completes the event's
+// request, as in the Server; the rest is the member's.
 func (m *member) onApply(ev replica.Event) {
 	switch ev.Kind {
 	case replica.Applied:
 		m.s.applied(m, ev)
 		for _, t := range ev.Result.Triggers {
 			m.trigLog = append(m.trigLog, appliedTrigger{ev.Zxid, t.Path, t.Type})
-			for _, d := range m.watches.Trigger(t.Path, t.Type, ev.Zxid) {
-				if c := m.conns[uint64(d.Watcher)]; c != nil {
-					c.toClient(func() { c.cl.onEvent(c, d.Event) })
-				}
-			}
 		}
-		if c := m.take(ev.Tag); c != nil {
-			m.complete(c, ev)
-		}
+		m.applying = ev.Zxid
+		m.srv.Apply(ev)
+		m.applying = 0
 		m.sessionChanged(ev)
 		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
 			m.reconfigured(ev)
 		}
 	case replica.Synced:
-		if c := m.take(ev.Tag); c != nil {
-			c.conn.reply(c, m.read(c), ev.Zxid)
-		}
+		m.srv.Apply(ev)
 	case replica.Dropped:
-		if c := m.take(ev.Tag); c != nil {
-			m.s.logf("m%d drops %s of c%d", m.id, c.in, c.cl.id)
-			c.conn.close() // the client sees ConnectionLoss
+		if ev.Tag != 0 {
+			m.s.logf("m%d drops its request of tag %d", m.id, ev.Tag)
 		}
+		m.srv.Apply(ev)
 	case replica.Restored:
 		m.s.logf("m%d installed a snapshot at %d", m.id, ev.Zxid)
 		m.s.restored(m, ev.Zxid)
@@ -420,18 +454,6 @@ func line(id uint64, role string) string {
 	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:%s;127.0.0.1:%d", id, 2000+id, 3000+id, role, 4000+id)
 }
 
-func (m *member) take(tag uint64) *call {
-	if tag == 0 {
-		return nil
-	}
-	c := m.pending[tag]
-	delete(m.pending, tag)
-	if c != nil && c.conn.closed {
-		return nil
-	}
-	return c
-}
-
 func (m *member) sessionChanged(ev replica.Event) {
 	t := ev.Txn
 	switch t.Type {
@@ -453,54 +475,47 @@ func (m *member) sessionChanged(ev replica.Event) {
 	}
 }
 
-// complete answers a write whose txn was applied.
-func (m *member) complete(c *call, ev replica.Event) {
-	res := ev.Result
-	out := kvOutput{code: res.Err}
-	switch c.in.op {
-	case opConnect, opMove:
-		if res.Err == jute.OK {
-			m.bySess[c.cl.session] = c.conn
-			c.conn.session = c.cl.session
-			m.touch(c.cl.session)
+// serveRead is the request path's ReadFunc: the simulator's reads, with
+// their watches registered in the Core's watch registry. A data watch is
+// set on a missing node too, as exists sets one.
+func (m *member) serveRead(ep server.Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, _ int64) (jute.Code, jute.Record) {
+	w := watch.Watcher(ep.ID())
+	switch h.Type {
+	case jute.OpGetData:
+		r := rec.(*jute.PathWatch)
+		if r.Watch {
+			m.srv.Watches().Add(w, r.Path, watch.ModeData)
 		}
-	case opSet:
-		out.version = res.Stat.Version
-	case opMulti:
-		if res.Err == jute.OK || len(res.Multi) > 0 {
-			out.code = jute.OK
-			for _, r := range res.Multi {
-				if r.Err != jute.OK {
-					out.code = r.Err
-					break
-				}
-			}
+		data, stat, err := st.Tree.Get(r.Path)
+		if err != nil {
+			return codeOf(err), nil
 		}
-	case opCreateSeq:
-		out.data = res.Path
+		return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
+	case jute.OpGetChildren:
+		kids, _, err := st.Tree.Children(rec.(*jute.PathWatch).Path)
+		if err != nil {
+			return codeOf(err), nil
+		}
+		return jute.OK, &jute.GetChildrenResponse{Children: kids}
 	}
-	c.conn.reply(c, out, ev.Zxid)
+	return jute.Unimplemented, nil
 }
 
-// read answers a read from the local state.
-func (m *member) read(c *call) kvOutput {
-	p := keyPath(c.in.key)
-	if c.in.op == opGetChildren {
-		kids, _, err := m.state.Tree.Children(c.in.path)
-		return kvOutput{code: codeOf(err), data: fmt.Sprint(len(kids))}
-	}
-	data, st, err := m.state.Tree.Get(p)
+// readKey reads a key from the member's state, for the final reads.
+func (m *member) readKey(k int) kvOutput {
+	data, st, err := m.state.Tree.Get(keyPath(k))
 	if err != nil {
-		if c.in.watch {
-			m.watches.Add(watch.Watcher(c.conn.id), p, watch.ModeData)
-		}
 		return kvOutput{code: codeOf(err)}
-	}
-	if c.in.watch {
-		m.watches.Add(watch.Watcher(c.conn.id), p, watch.ModeData)
 	}
 	return kvOutput{code: jute.OK, exists: true, data: string(data), version: st.Version}
 }
+
+// simReplica is a member's replica core as the request path sees it.
+type simReplica struct{ m *member }
+
+func (r simReplica) Propose(t txn.Request, tag uint64) error { return r.m.core.Propose(t, tag) }
+func (r simReplica) Read(f func(*txn.State, int64))          { r.m.core.Read(f) }
+func (r simReplica) LastZxid() int64                         { return r.m.core.LastZxid() }
 
 func codeOf(err error) jute.Code {
 	var code jute.Code

@@ -7,16 +7,18 @@ import (
 	"testing"
 
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/server"
 	"github.com/zoohq/zoo/internal/wal"
 )
 
 // TestMutations proves the simulator bites: with each defect planted in
-// the replica (build tag simmutate), some seed among the first
+// the replica, the log or the server's request path (build tag simmutate), some seed among the first
 // maxMutationSeeds must fail. Run: go test -tags simmutate ./internal/sim
 // -run TestMutations -v; it reports how many seeds each took.
 func TestMutations(t *testing.T) {
 	const maxMutationSeeds = 300
 	mut := func(m replica.Mutation) func(bool) { return func(on bool) { replica.SetMutation(m, on) } }
+	srv := func(m server.Mutation) func(bool) { return func(on bool) { server.SetMutation(m, on) } }
 	for _, tc := range []struct {
 		name  string
 		set   func(on bool)
@@ -32,6 +34,9 @@ func TestMutations(t *testing.T) {
 		// bit rot among the last records of a member's last log segment,
 		// which the RotLogEnd profile puts there at every crash.
 		{"bit rot at the log's end cut as a torn tail", wal.SetTornAlwaysMutation, 0, Options{RotLogEnd: true}},
+		// In internal/server's request path, which the members run.
+		{"watch events queued after the write's reply", srv(server.MutEventsAfterReply), 0, Options{}},
+		{"waiting reads answered before the write's reply", srv(server.MutReadsBeforeWrite), 0, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set(true)

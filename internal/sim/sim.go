@@ -78,7 +78,6 @@ type Sim struct {
 	clients []*client
 	net     network
 	stamp   int64 // logical time of client calls and returns, for porcupine
-	tag     uint64
 	connID  uint64
 	faulty  bool // faults are being injected
 	stopped bool // client traffic is over

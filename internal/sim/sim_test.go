@@ -103,6 +103,8 @@ func TestRegressions(t *testing.T) {
 		{85, "wal: a torn lazy commit at a segment's end, after a cut, made the log corrupt for good"},
 		{90, "replica: a lazy commit lost in a crash left the HardState's commit below the snapshot: raft panicked at start"},
 		{590, "wal: bit rot in the last segment's fsynced records was cut off as a torn tail: the member forgot entries it had acknowledged"},
+		{89, "server: a member that took a leader's snapshot did not track its sessions, and refused a session moving to it as expired"},
+		{452, "server: a former leader still marked a session closing, and refused it moving there as expired while it lived on"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
 			t.Errorf("seed %d (%s) fails again:\n%s", tc.seed, tc.bug, Run(Options{Seed: tc.seed, Trace: true}).Report())

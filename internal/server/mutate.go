@@ -1,0 +1,17 @@
+package server
+
+// Mutation names a defect planted in the request path for the
+// simulator's tests (internal/sim) to prove they catch it. Mutations
+// exist only in builds with the simmutate tag; in every other build they
+// are off and cost nothing.
+type Mutation int
+
+// The planted defects.
+const (
+	// MutEventsAfterReply queues a change's watch events after the reply
+	// to the write that made it, not before (DESIGN decision 7).
+	MutEventsAfterReply Mutation = iota + 1
+	// MutReadsBeforeWrite answers the reads that waited for a write
+	// before the write's own reply (FIFO, DESIGN decision 6).
+	MutReadsBeforeWrite
+)
