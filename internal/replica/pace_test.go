@@ -117,8 +117,8 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
 	}
 	d.write(t, reqs...)
-	waitFor(t, "a snapshot of the 200 KB tree",
-		func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 })
+	waitFor(t, func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 },
+		"a snapshot of the 200 KB tree")
 	before := len(taken())
 
 	// 600 writes of 500 bytes, ~300 KB of log, in batches of 10, each
@@ -133,9 +133,9 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	}
 	for range writes / batch {
 		d.write(t, sets...)
-		waitFor(t, "end of the snapshots started", func() bool { return int64(len(taken())) == started.Load() })
+		waitFor(t, func() bool { return int64(len(taken())) == started.Load() }, "end of the snapshots started")
 	}
-	waitFor(t, "two snapshots during the writes", func() bool { return len(taken()) >= before+2 })
+	waitFor(t, func() bool { return len(taken()) >= before+2 }, "two snapshots during the writes")
 	s := taken()
 	if n := len(s) - before; n > 4 {
 		t.Errorf("%d snapshots of ~%d bytes during %d bytes of log; want at most 4 (one per half a snapshot of log)",
@@ -157,5 +157,17 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	d = startDurable(t, fs, 10)
 	if got := d.recovered(t); got != want {
 		t.Fatalf("after restart %+v; want %+v", got, want)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 10s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
