@@ -130,17 +130,18 @@ func (q *outq) queued() int {
 // waitBelow blocks while more than pause bytes are queued or being
 // written, or any are while the whole server is over its limit (so that a
 // client that reads stays served while the ones that do not are paused).
-// It reports false if done closes first.
-func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) bool {
+// It reports ok false if done closes first, and whether it waited.
+func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) (ok, waited bool) {
 	for {
 		n := q.queued()
 		if n <= pause && (n == 0 || q.total.Load() <= limit) {
-			return true
+			return true, waited
 		}
+		waited = true
 		select {
 		case <-q.space:
 		case <-done:
-			return false
+			return false, waited
 		}
 	}
 }

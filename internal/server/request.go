@@ -81,17 +81,27 @@ func (r *request) release() {
 // complete answers the request with code at zxid and, if code is OK,
 // resp.
 func (r *request) complete(zxid int64, code jute.Code, resp jute.Record) {
+	r.completeAt(time.Now(), zxid, code, resp)
+}
+
+// completeAt is complete for a caller that has just read the clock.
+func (r *request) completeAt(now time.Time, zxid int64, code jute.Code, resp jute.Record) {
 	if code != jute.OK {
 		resp = nil
 	}
 	hdr := jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}
-	r.completeFrame(encodeFrame(&hdr, resp), zxid, false)
+	r.completeFrameAt(now, encodeFrame(&hdr, resp), zxid, false)
 }
 
 // completeFrame answers the request with a frame of the caller's; last
 // makes it the connection's last frame (the connection closes once it
 // is written).
 func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
+	r.completeFrameAt(time.Now(), frame, zxid, last)
+}
+
+// completeFrameAt is completeFrame at now, the time of the reply.
+func (r *request) completeFrameAt(now time.Time, frame []byte, zxid int64, last bool) {
 	if !r.end() {
 		return
 	}
@@ -102,9 +112,9 @@ func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
 		c.send(frame)
 	}
 	r.release()
-	c.st.replied(r.xid, zxid)
+	c.st.replied(r.xid, zxid, now)
 	if !r.start.IsZero() {
-		d := time.Since(r.start)
+		d := now.Sub(r.start)
 		c.srv.stats.lat.add(d)
 		c.st.lat.add(d)
 		c.st.lastLatency.Store(d.Milliseconds())
@@ -145,6 +155,7 @@ func (r *request) answer(st *txn.State, zxid int64) {
 	code, resp := c.srv.read(c, jute.RequestHeader{Xid: r.xid, Type: r.op}, r.rec, st, zxid)
 	// Counted before the reply is queued: a client that asks mntr after
 	// the reply sees its read.
-	c.srv.metrics.readLatency.Observe(sinceMs(r.start))
-	r.complete(zxid, code, resp)
+	now := time.Now()
+	c.srv.metrics.readLatency.Observe(now.Sub(r.start).Milliseconds())
+	r.completeAt(now, zxid, code, resp)
 }
