@@ -39,8 +39,9 @@ func stringListSize(v []string) int {
 	return n
 }
 
-// frameSize is the space AppendFrame reserves for a frame of recs.
-func frameSize(recs []Record) int {
+// FrameSize is the space AppendFrame reserves for a frame of recs: their
+// encoded size, where they report it, length prefix included.
+func FrameSize(recs ...Record) int {
 	n := 4
 	for _, rec := range recs {
 		switch r := rec.(type) {

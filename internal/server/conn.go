@@ -113,9 +113,12 @@ func (c *conn) close() {
 
 // send queues a frame, and closes the connection if the client has fallen
 // too far behind to take it.
-func (c *conn) send(frame []byte) {
+func (c *conn) send(frame []byte) { c.sendOwned(frame, nil) }
+
+// sendOwned is send for a frame in a pooled buffer, owner (nil: none).
+func (c *conn) sendOwned(frame []byte, owner *[]byte) {
 	c.srv.metrics.responseBytes.Add(int64(len(frame)))
-	switch c.out.push(frame) {
+	switch c.out.pushOwned(frame, owner) {
 	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
 			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()), "queued_limit", c.srv.cfg.MaxOutbound)

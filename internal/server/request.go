@@ -90,7 +90,8 @@ func (r *request) completeAt(now time.Time, zxid int64, code jute.Code, resp jut
 		resp = nil
 	}
 	hdr := jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}
-	r.completeFrameAt(now, encodeFrame(&hdr, resp), zxid, false)
+	frame, owner := encodeReply(&hdr, resp)
+	r.completeOwned(now, frame, owner, zxid, false)
 }
 
 // completeFrame answers the request with a frame of the caller's; last
@@ -102,6 +103,12 @@ func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
 
 // completeFrameAt is completeFrame at now, the time of the reply.
 func (r *request) completeFrameAt(now time.Time, frame []byte, zxid int64, last bool) {
+	r.completeOwned(now, frame, nil, zxid, last)
+}
+
+// completeOwned is completeFrameAt for a frame in a pooled buffer, owner
+// (nil: none), which the connection's queue takes over.
+func (r *request) completeOwned(now time.Time, frame []byte, owner *[]byte, zxid int64, last bool) {
 	if !r.end() {
 		return
 	}
@@ -109,7 +116,7 @@ func (r *request) completeFrameAt(now time.Time, frame []byte, zxid int64, last 
 	if last {
 		c.out.finish(frame)
 	} else {
-		c.send(frame)
+		c.sendOwned(frame, owner)
 	}
 	r.release()
 	c.st.replied(r.xid, zxid, now)
