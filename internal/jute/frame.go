@@ -105,6 +105,9 @@ var writers = sync.Pool{New: func() any { return new(Writer) }}
 // AppendFrame appends to dst one frame holding recs encoded back to back
 // (nil records are skipped) and returns the extended slice.
 func AppendFrame(dst []byte, recs ...Record) []byte {
+	if need := FrameSize(recs...); cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
 	w := writers.Get().(*Writer)
 	w.B = dst
 	off := w.BeginFrame()

@@ -41,6 +41,9 @@ type conn struct {
 	// holds, for newRequest to reuse.
 	spare *request
 	out   *outq
+	// touched is the br.fills of the last read whose frames touched the
+	// session; 0 makes the next request touch it.
+	touched uint64
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -110,9 +113,12 @@ func (c *conn) close() {
 
 // send queues a frame, and closes the connection if the client has fallen
 // too far behind to take it.
-func (c *conn) send(frame []byte) {
+func (c *conn) send(frame []byte) { c.sendOwned(frame, nil) }
+
+// sendOwned is send for a frame in a pooled buffer, owner (nil: none).
+func (c *conn) sendOwned(frame []byte, owner *[]byte) {
 	c.srv.metrics.responseBytes.Add(int64(len(frame)))
-	switch c.out.push(frame) {
+	switch c.out.pushOwned(frame, owner) {
 	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
 			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()), "queued_limit", c.srv.cfg.MaxOutbound)
@@ -151,8 +157,12 @@ func (c *conn) finishReading(err error) {
 // socket has a shallow stack.
 func (c *conn) readLoop() error {
 	for {
-		if !c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done) {
+		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
+		if !ok {
 			return net.ErrClosed
+		}
+		if waited {
+			c.touched = 0 // time passed since the frames buffered arrived
 		}
 		frame, err := c.readFrame()
 		if err == nil {
@@ -412,12 +422,17 @@ func (c *conn) handle(frame []byte) error {
 		return fmt.Errorf("malformed request header: %w", r.Err())
 	}
 	body := frame[r.Offset():]
-	c.srv.touch(c.sessionID())
 	c.st.lastOp.Store(int32(h.Type))
 	if !c.acquire() {
 		return net.ErrClosed
 	}
-	req := c.newRequest(h, time.Now())
+	if c.touched != c.br.fills {
+		// Once per socket read (and after any wait): the requests that
+		// came in one read extend the session to the same deadline.
+		c.touched = c.br.fills
+		c.srv.touch(c.sessionID())
+	}
+	req := c.newRequest(h, c.br.at)
 	switch h.Type {
 	case jute.OpAuth:
 		return c.authenticate(req, body)
@@ -524,6 +539,7 @@ func (c *conn) acquire() bool {
 	default:
 	}
 	c.srv.metrics.throttleWaits.Inc()
+	c.touched = 0 // the session is touched when the wait is over
 	select {
 	case c.srv.tokens <- struct{}{}:
 		return true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -38,6 +39,12 @@ type connReader struct {
 	large *[]byte // borrowed from largeBufs while the client pipelines
 	buf   []byte  // small[:] or *large
 	r, w  int     // buf[r:w] is read from the socket, not yet consumed
+	// at is when the last read of the socket returned bytes, and fills
+	// counts those reads. The frames of one read arrived together, so
+	// they share its clock reading: a pipelining client's requests cost
+	// one clock reading per read, not several per request (issue 14).
+	at    time.Time
+	fills uint64
 }
 
 func newConnReader(rd io.Reader) *connReader {
@@ -84,6 +91,8 @@ func (cr *connReader) fill() error {
 		cr.w += n
 		switch {
 		case n > 0:
+			cr.at = time.Now()
+			cr.fills++
 			cr.adapt(n)
 			return nil
 		case err != nil:

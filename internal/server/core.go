@@ -63,8 +63,9 @@ type Endpoint interface {
 	// (Core.Closed) once.
 	Close()
 	// Replied is told of each reply once it is queued: xid and zxid for
-	// the connection's statistics, start (zero if not timed) for latency.
-	Replied(xid int32, zxid int64, start time.Time)
+	// the connection's statistics, start (zero if not timed) and now, the
+	// reply's time, for latency.
+	Replied(xid int32, zxid int64, start, now time.Time)
 }
 
 // CoreReplica is what the request path needs of the replica.
@@ -318,6 +319,9 @@ func (k *Core) movedHere(ev replica.Event, resp *jute.ConnectResponse) bool {
 	info, ok := ev.State.Sessions[resp.SessionID]
 	return ok && bytes.Equal(info.Password, resp.Passwd) && k.cfg.Moved(resp.SessionID, info.TimeoutMs)
 }
+
+// now is the time on the Core's clock.
+func (k *Core) now() time.Time { return k.cfg.Now() }
 
 // sinceMs is the time since start in ms on the Core's clock.
 func (k *Core) sinceMs(start time.Time) int64 {

@@ -33,8 +33,8 @@ func (e *fakeEndpoint) Finish(frame []byte) {
 	}
 	e.got = append(e.got, "finish")
 }
-func (e *fakeEndpoint) Close()                          { e.closed = true; e.got = append(e.got, "close") }
-func (e *fakeEndpoint) Replied(int32, int64, time.Time) {}
+func (e *fakeEndpoint) Close()                                     { e.closed = true; e.got = append(e.got, "close") }
+func (e *fakeEndpoint) Replied(int32, int64, time.Time, time.Time) {}
 
 func decodeFrame(frame []byte) string {
 	r := jute.NewReader(frame[4:])

@@ -30,10 +30,10 @@ func (c *conn) Close() { c.close() }
 
 // Replied implements Endpoint: the connection's and the server's
 // statistics (cons, stat).
-func (c *conn) Replied(xid int32, zxid int64, start time.Time) {
-	c.st.replied(xid, zxid)
+func (c *conn) Replied(xid int32, zxid int64, start, now time.Time) {
+	c.st.replied(xid, zxid, now)
 	if !start.IsZero() {
-		d := time.Since(start)
+		d := now.Sub(start)
 		c.srv.stats.lat.add(d)
 		c.st.lat.add(d)
 		c.st.lastLatency.Store(d.Milliseconds())

@@ -17,9 +17,13 @@ import (
 // (a slow consumer) instead of growing the server's memory; no frame is
 // ever dropped from a live connection.
 type outq struct {
-	mu      sync.Mutex
-	frames  [][]byte
-	size    int // bytes in frames
+	mu     sync.Mutex
+	frames [][]byte
+	// owners[i] is the pooled buffer frames[i] was encoded into, which
+	// the writer gives back once it is written (replybuf.go); nil for
+	// any other frame.
+	owners  []*[]byte
+	size    int // bytes in frames (a pooled frame counts its buffer's cap)
 	writing int // bytes taken by the writer and not yet written
 	max     int
 	closed  bool
@@ -67,17 +71,21 @@ const (
 // all the same: the writer holds at most one batch, itself at most max (or
 // one oversized frame alone), so a connection holds under 2*max plus a
 // frame.
-func (q *outq) push(frame []byte) pushResult {
+func (q *outq) push(frame []byte) pushResult { return q.pushOwned(frame, nil) }
+
+// pushOwned is push for a frame encoded into owner, a pooled buffer that
+// the queue now holds: it goes back to its pool once the frame is written.
+func (q *outq) pushOwned(frame []byte, owner *[]byte) pushResult {
 	q.mu.Lock()
 	switch {
 	case q.closed || q.closeAfter:
 		q.mu.Unlock()
 		return finished
-	case q.size+len(frame) > q.max && q.size > 0:
+	case q.size+frameCost(frame, owner) > q.max && q.size > 0:
 		q.mu.Unlock()
 		return overflow
 	}
-	q.add(frame)
+	q.add(frame, owner)
 	start := q.startWriter()
 	q.mu.Unlock()
 	if start {
@@ -97,10 +105,21 @@ func (q *outq) startWriter() bool {
 }
 
 // add queues frame; q.mu is held.
-func (q *outq) add(frame []byte) {
+func (q *outq) add(frame []byte, owner *[]byte) {
 	q.frames = append(q.frames, frame)
-	q.size += len(frame)
-	q.total.Add(int64(len(frame)))
+	q.owners = append(q.owners, owner)
+	n := frameCost(frame, owner)
+	q.size += n
+	q.total.Add(int64(n))
+}
+
+// frameCost is the memory a queued frame holds: a pooled frame holds its
+// whole buffer, so that the bounds stay bounds on memory.
+func frameCost(frame []byte, owner *[]byte) int {
+	if owner != nil {
+		return cap(frame)
+	}
+	return len(frame)
 }
 
 // finish queues a last frame (if any) and asks the writer to close the
@@ -109,7 +128,7 @@ func (q *outq) finish(frame []byte) {
 	q.mu.Lock()
 	if !q.closed && !q.closeAfter {
 		if frame != nil {
-			q.add(frame)
+			q.add(frame, nil)
 		}
 		q.closeAfter = true
 	}
@@ -130,17 +149,18 @@ func (q *outq) queued() int {
 // waitBelow blocks while more than pause bytes are queued or being
 // written, or any are while the whole server is over its limit (so that a
 // client that reads stays served while the ones that do not are paused).
-// It reports false if done closes first.
-func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) bool {
+// It reports ok false if done closes first, and whether it waited.
+func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) (ok, waited bool) {
 	for {
 		n := q.queued()
 		if n <= pause && (n == 0 || q.total.Load() <= limit) {
-			return true
+			return true, waited
 		}
+		waited = true
 		select {
 		case <-q.space:
 		case <-done:
-			return false
+			return false, waited
 		}
 	}
 }
@@ -152,20 +172,21 @@ const maxKeptFrames = 64
 // close the connection after writing it. The frames count as queued until
 // the writer reports them written. idle is true when there is nothing to
 // do: the writer must return, and the next push starts another.
-func (q *outq) take(spare [][]byte) (frames [][]byte, last, closed, idle bool) {
+func (q *outq) take(spare [][]byte, spareOwners []*[]byte) (frames [][]byte, owners []*[]byte, last, closed, idle bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.frames) == 0 && !q.closeAfter && !q.closed {
 		q.running = false
 		if cap(q.frames) > maxKeptFrames {
-			q.frames = nil
+			q.frames, q.owners = nil, nil
 		}
-		return nil, false, false, true
+		return nil, nil, false, false, true
 	}
 	frames, q.frames = q.frames, spare[:0]
+	owners, q.owners = q.owners, spareOwners[:0]
 	q.writing += q.size
 	q.size = 0
-	return frames, q.closeAfter, q.closed, false
+	return frames, owners, q.closeAfter, q.closed, false
 }
 
 // written reports that the writer is done with n bytes it took, written or
@@ -184,7 +205,7 @@ func (q *outq) written(n int) {
 func (q *outq) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.frames = nil
+	q.frames, q.owners = nil, nil
 	q.total.Add(-int64(q.size))
 	q.size = 0
 	q.mu.Unlock()
@@ -199,15 +220,18 @@ var errWriterIdle = errors.New("server: nothing to write")
 // been written. Unless it returns errWriterIdle, the caller closes the
 // connection after it (which also ends the reader).
 func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
-	var spare [][]byte
+	var (
+		spare       [][]byte
+		spareOwners []*[]byte
+	)
 	for {
-		frames, last, closed, idle := q.take(spare)
+		frames, owners, last, closed, idle := q.take(spare, spareOwners)
 		if idle {
 			return errWriterIdle
 		}
 		n := 0
-		for _, f := range frames {
-			n += len(f)
+		for i, f := range frames {
+			n += frameCost(f, owners[i])
 		}
 		if closed {
 			q.written(n)
@@ -216,6 +240,9 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 		if len(frames) > 0 {
 			_ = nc.SetWriteDeadline(time.Now().Add(timeout))
 			err := writeFrames(nc, frames)
+			// The write has returned, written or not: nothing refers
+			// to the pooled buffers any more.
+			recycleReplies(owners)
 			q.written(n)
 			if err != nil {
 				return err
@@ -225,6 +252,6 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 			return nil
 		}
 		clear(frames)
-		spare = frames
+		spare, spareOwners = frames, owners
 	}
 }

@@ -19,7 +19,7 @@ func TestOutqCountsOnlyQueuedFrames(t *testing.T) {
 	if r := q.push(big); r != pushed {
 		t.Fatalf("first oversized frame: %v, want pushed", r)
 	}
-	frames, _, _, _ := q.take(nil) // the writer has it; the client reads it and asks again
+	frames, _, _, _, _ := q.take(nil, nil) // the writer has it; the client reads it and asks again
 	if r := q.push(big); r != pushed {
 		t.Fatalf("a reply while the last is being written: %v, want pushed", r)
 	}

@@ -81,17 +81,34 @@ func (r *request) release() {
 // complete answers the request with code at zxid and, if code is OK,
 // resp.
 func (r *request) complete(zxid int64, code jute.Code, resp jute.Record) {
+	r.completeAt(r.k.now(), zxid, code, resp)
+}
+
+// completeAt is complete for a caller that has just read the clock.
+func (r *request) completeAt(now time.Time, zxid int64, code jute.Code, resp jute.Record) {
 	if code != jute.OK {
 		resp = nil
 	}
 	hdr := jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}
-	r.completeFrame(encodeFrame(&hdr, resp), zxid, false)
+	frame, owner := encodeReply(&hdr, resp)
+	r.completeOwned(now, frame, owner, zxid, false)
 }
 
 // completeFrame answers the request with a frame of the caller's; last
 // makes it the connection's last frame (the connection closes once it
 // is written).
 func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
+	r.completeFrameAt(r.k.now(), frame, zxid, last)
+}
+
+// completeFrameAt is completeFrame at now, the time of the reply.
+func (r *request) completeFrameAt(now time.Time, frame []byte, zxid int64, last bool) {
+	r.completeOwned(now, frame, nil, zxid, last)
+}
+
+// completeOwned is completeFrameAt for a frame in a pooled buffer, owner
+// (nil: none), which the connection's queue takes over.
+func (r *request) completeOwned(now time.Time, frame []byte, owner *[]byte, zxid int64, last bool) {
 	if !r.end() {
 		return
 	}
@@ -99,10 +116,10 @@ func (r *request) completeFrame(frame []byte, zxid int64, last bool) {
 	if last {
 		c.Finish(frame)
 	} else {
-		c.Send(frame)
+		sendOwned(c, frame, owner)
 	}
 	r.release()
-	c.Replied(r.xid, zxid, r.start)
+	c.Replied(r.xid, zxid, r.start, now)
 }
 
 // fail ends the request without a reply: its connection closes, so the
@@ -140,4 +157,21 @@ func (r *request) answer(st *txn.State, zxid int64) {
 	// the reply sees its read.
 	r.k.metrics.readLatency.Observe(r.k.sinceMs(r.start))
 	r.complete(zxid, code, resp)
+}
+
+// ownedSender is an Endpoint that takes over a reply's pooled buffer and
+// gives it back once the reply is written (the server's conn).
+type ownedSender interface {
+	sendOwned(frame []byte, owner *[]byte)
+}
+
+// sendOwned queues a reply in a pooled buffer, owner (nil: none). An
+// endpoint that does not take pooled buffers gets the frame as any other;
+// the buffer is then left to the collector.
+func sendOwned(c Endpoint, frame []byte, owner *[]byte) {
+	if o, ok := c.(ownedSender); ok && owner != nil {
+		o.sendOwned(frame, owner)
+		return
+	}
+	c.Send(frame)
 }

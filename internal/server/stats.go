@@ -75,10 +75,10 @@ type connStats struct {
 
 // replied records a reply as Apache's ServerCnxn.updateStatsForResponse
 // does: every reply, pings (xid -2) included, sets the last cxid and zxid.
-func (c *connStats) replied(xid int32, zxid int64) {
+func (c *connStats) replied(xid int32, zxid int64, now time.Time) {
 	c.lastCxid.Store(int64(xid))
 	c.lastZxid.Store(zxid)
-	c.lastReply.Store(time.Now().UnixMilli())
+	c.lastReply.Store(now.UnixMilli())
 }
 
 func (c *connStats) reset() {

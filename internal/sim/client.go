@@ -156,7 +156,7 @@ func (c *conn) Finish(frame []byte) {
 func (c *conn) Close() { c.close() }
 
 // Replied implements server.Endpoint; the simulator keeps no statistics.
-func (c *conn) Replied(int32, int64, time.Time) {}
+func (c *conn) Replied(int32, int64, time.Time, time.Time) {}
 
 // toMember sends f to the member's side, in order.
 func (c *conn) toMember(f func()) {
