@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/watch"
 )
 
@@ -27,6 +28,12 @@ import (
 // Session expiry is tracked afresh from the new state's sessions.
 func (s *Server) snapshotInstalled(ev replica.Event) {
 	s.catchup.installs.Add(1)
+	// The membership may have changed in between: the peers (whom the
+	// transport takes messages from) and whether this server is still a
+	// member follow the snapshot's, as they follow an applied reconfig.
+	if membership, _, err := ev.State.Tree.Get(tree.ConfigPath); err == nil {
+		s.reconfigured(membership)
+	}
 	s.trackSessions(ev.State)
 	var gone []*conn
 	s.mu.Lock()

@@ -33,8 +33,13 @@ var errLinkDown = errors.New("sim: link down")
 // and timers (expiry, activity reports, container and TTL cleanup,
 // session moves), done here on the simulated clock.
 type member struct {
-	s  *Sim
-	id uint64
+	// peers are the servers this member takes messages from, as
+	// internal/peer's transport accepts only the servers of its list: the
+	// membership it last applied, or, started empty to join, the one the
+	// operator wrote in its zoo.cfg (the membership in force then).
+	peers map[uint64]bool
+	s     *Sim
+	id    uint64
 
 	disk     *vfs.MemFS // what survives a crash is its CrashClone
 	syncFail bool       // the next fsync fails
@@ -205,6 +210,7 @@ func (m *member) start() {
 	for id, info := range m.state.Sessions {
 		m.tracker.Add(id, info.TimeoutMs, now)
 	}
+	m.peers = m.startPeers(core.LastZxid() == 0 && m.spare)
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
 	m.process()
 	gen := m.gen
@@ -280,7 +286,7 @@ func (m *member) tick(gen int) {
 // deliver steps a message from another member; a paused member gets it
 // when it wakes up.
 func (m *member) deliver(from uint64, kind uint8, data []byte) {
-	if !m.up {
+	if !m.up || !m.peers[from] {
 		return
 	}
 	if m.paused() {
@@ -297,7 +303,7 @@ func (m *member) deliver(from uint64, kind uint8, data []byte) {
 }
 
 func (m *member) deliverSnapshot(from uint64, header, body []byte) {
-	if !m.up || m.paused() {
+	if !m.up || m.paused() || !m.peers[from] {
 		return // the leader sends it again
 	}
 	if err := m.core.StepSnapshot(from, header, bytes.NewReader(body)); err != nil {
@@ -401,6 +407,7 @@ func (m *member) onApply(ev replica.Event) {
 	case replica.Restored:
 		m.s.logf("m%d installed a snapshot at %d", m.id, ev.Zxid)
 		m.s.restored(m, ev.Zxid)
+		m.peers = m.startPeers(false) // as internal/server's snapshotInstalled
 		m.trigLog = nil
 		m.dropConns()
 	}
@@ -423,6 +430,7 @@ func (m *member) reconfigured(ev replica.Event) {
 			obs[uint64(sv.ID)] = true
 		}
 	}
+	m.peers = in
 	if ev.Zxid > m.s.configZxid {
 		m.s.configZxid = ev.Zxid
 		m.s.inConfig, m.s.observers = in, obs
@@ -545,4 +553,34 @@ func stateDigest(st *txn.State) uint64 {
 		put(id)
 	}
 	return h.Sum64()
+}
+
+// startPeers is whom a member that has just started (or installed a
+// snapshot) takes messages from: the membership in its state (recovered,
+// or zoo.cfg's when fresh), or,
+// joining with an empty log, the membership in force, which the operator
+// lists in its zoo.cfg. Without this a wiped member, whose empty log any
+// candidate's beats, could vote for a removed member that never learned of
+// its removal, and the two would make a quorum of a configuration gone.
+func (m *member) startPeers(joining bool) map[uint64]bool {
+	if joining {
+		peers := maps.Clone(m.s.inConfig)
+		peers[m.id] = true
+		return peers
+	}
+	data, _, err := m.state.Tree.Get(tree.ConfigPath)
+	if err != nil {
+		m.s.fail("m%d: reading %s: %v", m.id, tree.ConfigPath, err)
+		return nil
+	}
+	mb, err := members.Parse(string(data))
+	if err != nil {
+		m.s.fail("m%d: parsing %s: %v", m.id, tree.ConfigPath, err)
+		return nil
+	}
+	peers := make(map[uint64]bool)
+	for _, sv := range mb.Servers {
+		peers[uint64(sv.ID)] = true
+	}
+	return peers
 }
