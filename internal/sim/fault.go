@@ -29,10 +29,14 @@ func (s *Sim) injectFault() {
 	case r < 20:
 		torn := s.chance(0.3)
 		m.crash(torn)
+		// At most one member's data is lost at a time, until its repair
+		// is over (it is back in the ensemble with the leader's state): two at once can
+		// take a majority's log, and then no ensemble recovers by itself.
 		switch {
-		case s.opt.RotLogEnd && !s.anyRotted():
+		case s.anyRotted() || s.repair != nil:
+		case s.opt.RotLogEnd:
 			s.rotLogEnd(m)
-		case !m.rotted && s.chance(0.15) && !s.anyRotted():
+		case !m.rotted && s.chance(0.15):
 			s.rot(m)
 		}
 		s.after(s.between(100, 1500), m.restart)
@@ -159,6 +163,8 @@ func (s *Sim) repairStep(c *client) bool {
 	case !s.inConfig[r.id]:
 		s.logf("reconfig: m%d joins again", r.id)
 		c.send(kvInput{op: opReconfig, data: serverLine(r.id)})
+	case !r.up || r.core.LastZxid() == 0:
+		return false // in the ensemble, not yet caught up: the repair goes on
 	default:
 		s.logf("m%d is back in the ensemble", r.id)
 		s.repair = nil
