@@ -313,6 +313,7 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		DataDir:               c.DataDir,
 		DataLogDir:            c.DataLogDir,
 		SnapCount:             c.SnapCount,
+		SnapSizeLimit:         snapSizeLimit(c.SnapSizeLimitKB),
 		CommitLogCount:        c.CommitLogCount,
 		SnapRetainCount:       c.SnapRetainCount,
 		PurgeInterval:         time.Duration(max(c.PurgeInterval, 0)) * time.Hour,
@@ -413,4 +414,12 @@ func checkHosts(log *slog.Logger, cfg *config.Config) {
 				"at", cfg.Pos(fmt.Sprintf("server.%d", s.ID)).String(), "err", err)
 		}
 	}
+}
+
+// snapSizeLimit is snapSizeLimitInKb in bytes, negative when turned off.
+func snapSizeLimit(kb int64) int64 {
+	if kb <= 0 {
+		return -1
+	}
+	return kb << 10
 }

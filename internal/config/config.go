@@ -22,6 +22,10 @@ import (
 	"strings"
 )
 
+// DefaultSnapSizeLimitKB is Apache's snapSizeLimitInKb default, 4 GiB
+// (ZooKeeperServer.getSnapSizeInBytes).
+const DefaultSnapSizeLimitKB = 4194304
+
 // Apache ZooKeeper 3.8's defaults.
 const (
 	DefaultTickTime               = 3000 // ms (ZooKeeperServer.DEFAULT_TICK_TIME; 2000 in sample configs)
@@ -90,6 +94,10 @@ type Config struct {
 	SnapRetainCount int // autopurge.snapRetainCount, at least 3
 	PurgeInterval   int // autopurge.purgeInterval in hours; 0 disables
 	SnapCount       int // txns between snapshots
+	// SnapSizeLimitKB is snapSizeLimitInKb: KiB of log after which a
+	// snapshot is taken whatever snapCount says; -1 when set to 0 or
+	// less, which turns it off as in Apache.
+	SnapSizeLimitKB int64
 	// CommitLogCount is how many committed txns the leader keeps in
 	// memory behind its snapshot for followers that lag (commitLogCount,
 	// Apache's zookeeper.commitLogCount); 0 is Zoo's default, 10000.
@@ -233,6 +241,7 @@ func (c *Config) EnsureDefaults() {
 	setIfZero(&c.ElectionAlg, DefaultElectionAlg)
 	setIfZero(&c.SnapRetainCount, DefaultSnapRetainCount)
 	setIfZero(&c.SnapCount, DefaultSnapCount)
+	setIfZero(&c.SnapSizeLimitKB, DefaultSnapSizeLimitKB)
 	setIfZero(&c.PreAllocSizeKB, DefaultPreAllocSizeKB)
 	setIfZero(&c.GlobalOutstandingLimit, DefaultGlobalOutstandingLimit)
 	setIfZero(&c.JuteMaxBuffer, DefaultJuteMaxBuffer)

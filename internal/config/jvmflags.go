@@ -108,6 +108,7 @@ var propertyKeys = map[string]bool{
 	"enforceQuota":                             true,
 	"skipACL":                                  true,
 	"snapCount":                                true,
+	"snapSizeLimitInKb":                        true,
 	"preAllocSize":                             true,
 	"forceSync":                                true,
 	"globalOutstandingLimit":                   true,

@@ -40,6 +40,7 @@ var handlers = map[string]handler{
 	"autopurge.snapRetainCount":   snapRetainKey,
 	"autopurge.purgeInterval":     intKey(func(c *Config) *int { return &c.PurgeInterval }, -1<<31),
 	"snapCount":                   snapCountKey,
+	"snapSizeLimitInKb":           snapSizeLimitKey,
 	"commitLogCount":              intKey(func(c *Config) *int { return &c.CommitLogCount }, 1),
 	"preAllocSize":                int64Key(func(c *Config) *int64 { return &c.PreAllocSizeKB }, 1),
 	"forceSync":                   yesNoKey(func(c *Config) *bool { return &c.ForceSync }),
@@ -90,7 +91,7 @@ var unsupported = map[string]bool{
 	"localSessionsUpgradingEnabled": true, "observerMasterPort": true,
 	"connectToLearnerMasterLimit": true, "oraclePath": true, "quorum.cnxn.threads.size": true,
 	"electionPortBindRetry": true, "tcpKeepAlive": true, "clientTcpKeepAlive": true,
-	"fsync.warningthresholdms": true, "snapSizeLimitInKb": true, "txnLogSizeLimitInKb": true,
+	"fsync.warningthresholdms": true, "txnLogSizeLimitInKb": true,
 	"maxResponseCacheSize": true, "maxGetChildrenResponseCacheSize": true,
 	"requestThrottleLimit": true, "requestThrottleStallTime": true, "requestThrottleDropStale": true,
 	"largeRequestMaxBytes": true, "largeRequestThreshold": true, "digest.enabled": true,
@@ -407,5 +408,22 @@ func superDigestKey(c *Config, value string, _ Pos) error {
 		return fmt.Errorf("%w: want user:base64digest", ErrInvalid)
 	}
 	c.SuperDigest = value
+	return nil
+}
+
+// snapSizeLimitKey is snapSizeLimitInKb: as in Apache, 0 or less turns the
+// limit off (stored as -1, so that the default does not replace it).
+func snapSizeLimitKey(c *Config, value string, _ Pos) error {
+	v, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an integer", ErrInvalid, value)
+	}
+	if v > 1<<53 {
+		return fmt.Errorf("%w: %d KiB is too large", ErrInvalid, v)
+	}
+	if v <= 0 {
+		v = -1
+	}
+	c.SnapSizeLimitKB = v
 	return nil
 }

@@ -91,7 +91,7 @@ func newDriver(maxPending int) *driver {
 // writeSnapshot writes the snapshot file of job on a goroutine of its
 // own; the loop receives the result before it ends (finishSnapshot).
 func (d *driver) writeSnapshot(r *Replica, job snapJob) {
-	go func() { d.snapc <- snapResult{job: job, err: r.writeSnapshot(job)} }()
+	go func() { d.snapc <- r.writeSnapshot(job) }()
 }
 
 // writeLog is the log writer: it makes each MsgStorageAppend durable, in

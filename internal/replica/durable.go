@@ -58,7 +58,7 @@ func (r *Replica) recover() (fresh bool, err error) {
 		return false, fmt.Errorf("replica: %w", err)
 	}
 	r.log, r.disk = w, disk
-	r.snapNext = r.applied + r.snapInterval()
+	r.nextSnapshot()
 	fresh = st.HardState == (raftpb.HardState{}) && len(st.Entries) == 0 && st.Snapshot.Index == 0
 	return fresh, nil
 }
@@ -92,6 +92,9 @@ func (r *Replica) loadSnapshot(w *wal.WAL, ws *wal.State) (*wal.State, error) {
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.compacted = meta.Index
 	r.lastZxid.Store(int64(meta.Index))
+	if fi, err := r.cfg.FS.Stat(filepath.Join(r.cfg.SnapDir, snap.Name(meta.Index))); err == nil {
+		r.snapProgress.lastSnap = fi.Size()
+	}
 	r.setConfState(ws.Snapshot.ConfState)
 	r.cfg.Logger.Info("loaded snapshot", "index", meta.Index, "term", meta.Term,
 		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions), "duration", r.snapLoad.Round(time.Millisecond))
@@ -139,8 +142,9 @@ func (r *Replica) recovered(replay time.Duration, entries uint64) {
 	}
 }
 
-// maybeSnapshot starts a snapshot once enough entries were applied since
-// the last (see snapInterval), unless one is still being written. The
+// maybeSnapshot starts a snapshot once enough entries, and bytes of log,
+// were applied since the last (see pace.go), unless one is still being
+// written. The
 // tree is frozen here, between two applies, so the snapshot holds exactly
 // the state at its label. With a driver the file is written in the
 // background from that frozen view while apply goes on (writeSnapshot),
@@ -148,10 +152,10 @@ func (r *Replica) recovered(replay time.Duration, entries uint64) {
 // core stepped directly does both at once, so that a simulation stays
 // deterministic. An error means the log is broken.
 func (r *Replica) maybeSnapshot() error {
-	if r.snapBusy || r.applied < r.snapNext {
+	if r.snapBusy || !r.snapshotDue() {
 		return nil
 	}
-	r.snapNext = r.applied + r.snapInterval()
+	r.nextSnapshot()
 	r.snapBusy = true
 	job := snapJob{
 		meta: snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
@@ -159,7 +163,7 @@ func (r *Replica) maybeSnapshot() error {
 		view: r.freeze(),
 	}
 	if r.drv == nil {
-		return r.snapshotDone(snapResult{job: job, err: r.writeSnapshot(job)})
+		return r.snapshotDone(r.writeSnapshot(job))
 	}
 	r.drv.writeSnapshot(r, job)
 	return nil
@@ -174,8 +178,9 @@ type snapJob struct {
 }
 
 type snapResult struct {
-	job snapJob
-	err error
+	job  snapJob
+	size int64 // of the file written, which paces the next (pace.go)
+	err  error
 }
 
 // frozenState is the replicated state as of one moment: a frozen view of
@@ -223,26 +228,34 @@ const walkYieldEvery = 256
 // decision 9, made exact: see maybeSnapshot). Recovery still replays the
 // log after the label; txns are idempotent, so a state at or after the
 // label would do as well.
-func (r *Replica) writeSnapshot(job snapJob) error {
+func (r *Replica) writeSnapshot(job snapJob) snapResult {
 	start := time.Now()
 	defer job.view.tree.Close()
-	p, err := snap.Create(r.cfg.FS, r.cfg.SnapDir, job.meta, snap.Options{Compression: r.cfg.SnapCompression})
+	var fs snap.FS = writebackFS{FS: r.cfg.FS, every: snapSyncEvery}
+	if r.cfg.NoSync {
+		// forceSync=no, or in memory: nothing to pace.
+		fs = r.cfg.FS
+	}
+	p, err := snap.Create(fs, r.cfg.SnapDir, job.meta, snap.Options{Compression: r.cfg.SnapCompression})
 	if err != nil {
-		return err
+		return snapResult{job: job, err: err}
 	}
 	if err := writeFrozen(p.Writer(), job.view); err != nil {
 		_ = p.Abort()
-		return err
+		return snapResult{job: job, err: err}
 	}
 	name, err := p.Commit()
-	if err == nil && r.cfg.OnSnapshot != nil {
-		var size int64
-		if fi, serr := r.cfg.FS.Stat(filepath.Join(r.cfg.SnapDir, name)); serr == nil {
-			size = fi.Size()
-		}
-		r.cfg.OnSnapshot(time.Since(start), size)
+	if err != nil {
+		return snapResult{job: job, err: err}
 	}
-	return err
+	res := snapResult{job: job}
+	if fi, serr := r.cfg.FS.Stat(filepath.Join(r.cfg.SnapDir, name)); serr == nil {
+		res.size = fi.Size()
+	}
+	if r.cfg.OnSnapshot != nil {
+		r.cfg.OnSnapshot(time.Since(start), res.size)
+	}
+	return res
 }
 
 // writeFrozen feeds a frozen state to w: every node, parents first, then
@@ -285,6 +298,7 @@ func (r *Replica) snapshotDone(res snapResult) error {
 		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", res.err)
 		return nil
 	}
+	r.snapProgress.lastSnap = res.size
 	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); errors.Is(err, raft.ErrSnapOutOfDate) {
 		// A snapshot from the leader was installed while this one was
 		// being walked: it is older, and may mix the two states.
@@ -325,15 +339,6 @@ func (r *Replica) purge() {
 	if err := r.log.ReleaseTo(kept[i].Meta.Index); err != nil {
 		r.cfg.Logger.Warn("purging the log", "err", err)
 	}
-}
-
-// snapInterval is how many applied entries to wait before the next
-// snapshot: between SnapCount/2 and SnapCount, at random, as Apache's
-// SyncRequestProcessor rolls it, so that the members of an ensemble do not
-// all snapshot at the same moment.
-func (r *Replica) snapInterval() uint64 {
-	half := r.cfg.SnapCount / 2
-	return uint64(half + 1 + r.cfg.Rand(max(r.cfg.SnapCount-half, 1)))
 }
 
 // closeLog closes the WAL, if there is one.

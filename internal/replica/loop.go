@@ -552,6 +552,7 @@ func (r *Replica) apply(ents []raftpb.Entry) {
 		}
 		r.applied, r.appliedTerm = e.Index, e.Term
 		r.lastZxid.Store(int64(e.Index))
+		r.countApplied(1, int64(len(e.Data)))
 	}
 }
 

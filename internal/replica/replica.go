@@ -157,6 +157,16 @@ type Config struct {
 	// SnapCount is how many applied entries separate snapshots (snapCount);
 	// 0 means DefaultSnapCount.
 	SnapCount int
+	// SnapLogRatio paces snapshots by size (see pace.go): a snapshot
+	// also waits until the log applied since the last one holds this
+	// fraction of that snapshot's size. 0 means DefaultSnapLogRatio; a
+	// negative ratio turns pacing off (snapshots by count only).
+	SnapLogRatio float64
+	// SnapSizeLimit is Apache's snapSizeLimitInKb, in bytes: the log
+	// applied since the last snapshot that starts one, whatever the count
+	// (rolled in [limit/2, limit]). 0 means DefaultSnapSizeLimit; a
+	// negative limit means none.
+	SnapSizeLimit int64
 	// SnapRetain is how many snapshot files are kept
 	// (autopurge.snapRetainCount), with the log recovery from the oldest
 	// of them needs; fewer than snap.MinRetain count as snap.MinRetain.
@@ -175,7 +185,7 @@ type Config struct {
 	// (snapshot.compression.method gz).
 	SnapCompression snap.Compression
 	// Rand returns a random int in [0, n); nil is math/rand/v2's IntN.
-	// It spreads snapshots (see snapInterval).
+	// It spreads snapshots (see rollSnapRule).
 	Rand func(n int) int
 
 	// Learners are the members that replicate without voting (zoo.cfg's
@@ -292,6 +302,18 @@ func (c *Config) ensureDefaults() {
 	if c.SnapCount <= 0 {
 		c.SnapCount = DefaultSnapCount
 	}
+	switch {
+	case c.SnapLogRatio == 0:
+		c.SnapLogRatio = DefaultSnapLogRatio
+	case c.SnapLogRatio < 0:
+		c.SnapLogRatio = 0
+	}
+	switch {
+	case c.SnapSizeLimit == 0:
+		c.SnapSizeLimit = DefaultSnapSizeLimit
+	case c.SnapSizeLimit < 0:
+		c.SnapSizeLimit = 0
+	}
 	if c.Rand == nil {
 		c.Rand = rand.IntN
 	}
@@ -396,7 +418,9 @@ type requests struct {
 // snapshots is the core's state of snapshots: its own, one received from
 // the leader, and those it streams to followers.
 type snapshots struct {
-	snapNext     uint64          // applied index at which to snapshot next
+	snapRule     snapRule        // when the next snapshot is due (pace.go)
+	snapProgress snapProgress    // towards it
+	snapForce    bool            // take one at the next chance, whatever the rule
 	snapBusy     bool            // a snapshot is being written (by the driver's goroutine)
 	received     *receivedSnap   // from the leader, for raft to hand back
 	streaming    map[uint64]bool // followers a snapshot is being sent to
@@ -530,7 +554,7 @@ func (r *Replica) bootstrap() error {
 		return fmt.Errorf("replica: bootstrap: %w", err)
 	}
 	r.applied, r.appliedTerm, r.compacted = 1, 1, 1
-	r.snapNext = r.applied + r.snapInterval()
+	r.nextSnapshot()
 	r.setConfState(cs)
 	return nil
 }

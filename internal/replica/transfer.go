@@ -175,7 +175,7 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 	r.mu.Unlock()
 	r.setConfState(meta.ConfState)
 	r.compacted = meta.Index
-	r.snapNext = meta.Index + r.snapInterval()
+	r.nextSnapshot()
 	r.cfg.Logger.Info("installed a snapshot from the leader", "index", meta.Index, "term", meta.Term,
 		"nodes", st.Tree.NodeCount(), "sessions", len(st.Sessions))
 	return nil
@@ -198,6 +198,6 @@ func (s snapshotStorage) Snapshot() (raftpb.Snapshot, error) {
 	if err != nil || sn.Metadata.Index >= r.confIndex {
 		return sn, err
 	}
-	r.snapNext = min(r.snapNext, r.applied)
+	r.forceSnapshot()
 	return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
 }

@@ -127,6 +127,10 @@ type Config struct {
 	// SnapCount is how many txns separate snapshots (snapCount); 0 is
 	// Apache's default, 100000.
 	SnapCount int
+	// SnapSizeLimit is snapSizeLimitInKb in bytes: the log after which
+	// a snapshot is taken whatever the count; 0 is Apache's 4 GiB, and
+	// negative none.
+	SnapSizeLimit int64
 	// CommitLogCount is how many applied txns the leader keeps in memory
 	// behind its snapshot, for followers that lag by fewer (commitLogCount);
 	// 0 is replica.DefaultTrailingEntries.
@@ -312,6 +316,7 @@ func New(cfg Config) (*Server, error) {
 		Now:             s.nowMs,
 		FS:              cfg.FS,
 		SnapCount:       cfg.SnapCount,
+		SnapSizeLimit:   cfg.SnapSizeLimit,
 		TrailingEntries: cfg.CommitLogCount,
 		RetainBytes:     cfg.CommitLogBytes,
 		SnapRetain:      cfg.SnapRetainCount,

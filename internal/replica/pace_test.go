@@ -1,0 +1,161 @@
+package replica
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
+	"github.com/zoohq/zoo/internal/vfs"
+)
+
+func TestSnapDue(t *testing.T) {
+	rule := snapRule{count: 100, ratio: 0.5, sizeLimit: 1 << 20}
+	tests := []struct {
+		name string
+		rule snapRule
+		p    snapProgress
+		want bool
+	}{
+		{"too few entries", rule, snapProgress{entries: 99, logBytes: 1 << 19, lastSnap: 100}, false},
+		{"no snapshot yet: count alone", rule, snapProgress{entries: 100, logBytes: 1}, true},
+		{"count reached, log short of half the snapshot", rule, snapProgress{entries: 5000, logBytes: 499, lastSnap: 1000}, false},
+		{"count reached, log at half the snapshot", rule, snapProgress{entries: 100, logBytes: 500, lastSnap: 1000}, true},
+		{"log past the size limit, few entries", rule, snapProgress{entries: 1, logBytes: 1 << 20, lastSnap: 1 << 30}, true},
+		{"log just below the size limit", rule, snapProgress{entries: 1000, logBytes: 1<<20 - 1, lastSnap: 1 << 30}, false},
+		{"pacing off", snapRule{count: 100}, snapProgress{entries: 100, lastSnap: 1 << 30}, true},
+		{"no size limit", snapRule{count: 100, ratio: 1}, snapProgress{entries: 99, logBytes: 1 << 40, lastSnap: 1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := snapDue(tt.rule, tt.p); got != tt.want {
+				t.Errorf("snapDue(%+v, %+v) = %v, want %v", tt.rule, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+// A snapshot's bytes per byte of log stay at most 1/ratio however large
+// the tree: the number of entries between snapshots grows with the
+// snapshot, where count alone would snapshot every snapCount entries.
+func TestSnapDueGrowsWithTheSnapshot(t *testing.T) {
+	rule := snapRule{count: 1000, ratio: 0.5}
+	const entryBytes = 100
+	for _, snapBytes := range []int64{10 << 10, 10 << 20, 1 << 30} {
+		p := snapProgress{lastSnap: snapBytes}
+		for !snapDue(rule, p) {
+			p.entries++
+			p.logBytes += entryBytes
+		}
+		want := max(rule.count, uint64(snapBytes/2/entryBytes))
+		if p.entries < want || p.entries > want+1 {
+			t.Errorf("snapshot of %d bytes: next due after %d entries, want %d", snapBytes, p.entries, want)
+		}
+		if ratio := float64(snapBytes) / float64(p.logBytes); ratio > 2 {
+			t.Errorf("snapshot of %d bytes: %.1f snapshot bytes per log byte, want at most 2", snapBytes, ratio)
+		}
+	}
+}
+
+func TestRollSnapRule(t *testing.T) {
+	for _, r := range []struct {
+		name string
+		rand func(int) int
+	}{
+		{"lowest", func(int) int { return 0 }},
+		{"highest", func(n int) int { return n - 1 }},
+	} {
+		rule := rollSnapRule(100000, 0.5, 4<<30, r.rand)
+		if rule.count <= 50000 || rule.count > 100000 {
+			t.Errorf("%s: count %d, want in (50000, 100000]", r.name, rule.count)
+		}
+		if rule.sizeLimit <= 2<<30 || rule.sizeLimit > 4<<30 {
+			t.Errorf("%s: size limit %d, want in (2 GiB, 4 GiB]", r.name, rule.sizeLimit)
+		}
+		if rule.ratio != 0.5 {
+			t.Errorf("%s: ratio %v, want 0.5", r.name, rule.ratio)
+		}
+	}
+	if rule := rollSnapRule(2, 0, 0, func(int) int { return 0 }); rule.count != 2 || rule.sizeLimit != 0 {
+		t.Errorf("snapCount 2, no limit: %+v, want count 2, no size limit", rule)
+	}
+}
+
+// Ref: issue 17: snapshots are paced by size. Once the tree is large,
+// small writes no longer start a snapshot every snapCount entries but
+// once the log since the last snapshot holds half its size; snapshots are
+// still taken, and the log before them is still released.
+func TestSnapshotsPacedBySize(t *testing.T) {
+	fs := vfs.NewMem()
+	var mu sync.Mutex
+	var sizes []int64
+	var started atomic.Int64
+	testHookWalk = func() { started.Add(1) }
+	t.Cleanup(func() { testHookWalk = nil })
+	d := startDurable(t, fs, 10, func(c *Config) {
+		c.OnSnapshot = func(_ time.Duration, size int64) {
+			mu.Lock()
+			sizes = append(sizes, size)
+			mu.Unlock()
+		}
+	})
+	taken := func() []int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sizes)
+	}
+	// A tree of ~200 KB: its snapshots are far larger than 10 entries of
+	// the small writes below.
+	reqs := []txn.Request{createSession(), create("/s")}
+	for i := range 100 {
+		reqs = append(reqs, txn.Request{SessionID: session, Op: jute.OpCreate,
+			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
+	}
+	d.write(t, reqs...)
+	waitFor(t, "a snapshot of the 200 KB tree",
+		func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 })
+	before := len(taken())
+
+	// 600 writes of 500 bytes, ~300 KB of log, in batches of 10, each
+	// batch once every snapshot started is written (one being written
+	// holds the next back). By count alone (every 6 to 10 entries) that is
+	// 60 snapshots or more; paced, one per ~100 KB of log.
+	const writes, size, batch = 600, 500, 10
+	sets := make([]txn.Request, batch)
+	for i := range sets {
+		sets[i] = txn.Request{SessionID: session, Op: jute.OpSetData,
+			Record: &jute.SetDataRequest{Path: "/s", Data: make([]byte, size), Version: -1}}
+	}
+	for range writes / batch {
+		d.write(t, sets...)
+		waitFor(t, "end of the snapshots started", func() bool { return int64(len(taken())) == started.Load() })
+	}
+	waitFor(t, "two snapshots during the writes", func() bool { return len(taken()) >= before+2 })
+	s := taken()
+	if n := len(s) - before; n > 4 {
+		t.Errorf("%d snapshots of ~%d bytes during %d bytes of log; want at most 4 (one per half a snapshot of log)",
+			n, s[len(s)-1], writes*size)
+	}
+	// Old segments (64 KiB each) are released behind the snapshots.
+	names, err := fs.List(logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, "0000000000000000-") {
+			t.Errorf("the log's first segment %s is still there after %d snapshots; want it released", name, len(s))
+		}
+	}
+	// And the state survives a restart from a paced snapshot.
+	want := d.view()
+	d.stop()
+	d = startDurable(t, fs, 10)
+	if got := d.recovered(t); got != want {
+		t.Fatalf("after restart %+v; want %+v", got, want)
+	}
+}
