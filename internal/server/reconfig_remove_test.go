@@ -46,16 +46,7 @@ func TestReconfigRemovingTheClientsServerReplies(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer su.Close()
-			// Until the followers have caught up with the new leader, the
-			// new configuration has no synced quorum.
-			var data []byte
-			waitFor(t, 10*time.Second, func() error {
-				data, _, err = su.Reconfig(ctx, "", fmt.Sprint(gone), "", -1)
-				if errors.Is(err, zk.ErrNewConfigNoQuorum) {
-					return err
-				}
-				return nil
-			})
+			data, err := reconfigOnceSynced(t, ctx, su, "", fmt.Sprint(gone), "")
 			if err != nil {
 				t.Fatalf("reconfig removing server %d (%s) via server %d: %v", gone, target, via, err)
 			}
@@ -122,14 +113,7 @@ func TestRemovedServerLetsItsClientsGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
-		_, _, err = su.Reconfig(ctx, "", fmt.Sprint(gone), "", -1)
-		if errors.Is(err, zk.ErrNewConfigNoQuorum) {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := reconfigOnceSynced(t, ctx, su, "", fmt.Sprint(gone), ""); err != nil {
 		t.Fatalf("reconfig removing server %d, the client's: %v", gone, err)
 	}
 
@@ -155,14 +139,7 @@ func TestRemovedServerLetsItsClientsGo(t *testing.T) {
 	}
 	call, stop := context.WithTimeout(ctx, 10*time.Second)
 	defer stop()
-	var data []byte
-	waitFor(t, 10*time.Second, func() error {
-		data, _, err = su.Reconfig(call, "", "", strings.Join(all, ","), -1)
-		if errors.Is(err, zk.ErrNewConfigNoQuorum) {
-			return err
-		}
-		return nil
-	})
+	data, err := reconfigOnceSynced(t, call, su, "", "", strings.Join(all, ","))
 	if err != nil {
 		t.Fatalf("reconfig adding server %d back: %v", gone, err)
 	}
@@ -180,4 +157,23 @@ func TestRemovedServerLetsItsClientsGo(t *testing.T) {
 		c.Close()
 		return nil
 	})
+}
+
+// reconfigOnceSynced asks for a reconfig until it is not refused for want
+// of a synced quorum (NewConfigNoQuorum: the followers may not have caught
+// up with a new leader yet), and returns its outcome.
+func reconfigOnceSynced(t *testing.T, ctx context.Context, c *zk.Client, joining, leaving, members string) ([]byte, error) {
+	t.Helper()
+	var (
+		data []byte
+		err  error
+	)
+	waitFor(t, 10*time.Second, func() error {
+		data, _, err = c.Reconfig(ctx, joining, leaving, members, -1)
+		if errors.Is(err, zk.ErrNewConfigNoQuorum) {
+			return err
+		}
+		return nil
+	})
+	return data, err
 }
