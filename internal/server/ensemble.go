@@ -148,10 +148,11 @@ func (s *Server) reconfigured(data []byte) {
 // setRemoved records whether the membership still holds this server. A
 // server a reconfig removed cannot serve: raft no longer sends it the
 // log, so a write forwarded from here would wait for its deadline and
-// fail. As Apache's removed server drops out of its ensemble, it lets its
-// clients go once their queued replies (the reconfig's own among them:
-// Apache answers first) are written, so that they move to a member, and
-// takes no new ones until a reconfig adds it back.
+// fail. (Apache's removed follower keeps serving as a non-voting follower
+// until it is stopped; docs/operations.md states the difference.) So it
+// lets its clients go once their queued replies (the reconfig's own among
+// them: Apache answers first) are written, so that they move to a member,
+// and takes no new ones until a reconfig adds it back.
 func (s *Server) setRemoved(removed bool) {
 	if s.removed.Swap(removed) == removed {
 		return
