@@ -88,12 +88,7 @@ func TestRemovedServerLetsItsClientsGo(t *testing.T) {
 		c.SuperDigest = superDigest
 	})
 	lead := leaderOf(t, ms)
-	var gone uint64
-	for id := range ms {
-		if id != lead {
-			gone = id
-		}
-	}
+	gone := followerOf(ms, lead)
 	hosts := []string{ms[gone].addr}
 	for id, m := range ms {
 		if id != gone {

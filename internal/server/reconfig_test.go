@@ -38,6 +38,16 @@ func leaderOf(t *testing.T, ms map[uint64]*testServer) uint64 {
 	return lead
 }
 
+// followerOf returns the id of a member other than lead.
+func followerOf(ms map[uint64]*testServer, lead uint64) uint64 {
+	for id := range ms {
+		if id != lead {
+			return id
+		}
+	}
+	return 0
+}
+
 // quorumSize is what the member's mntr says of the voters.
 func quorumSize(t *testing.T, ts *testServer) string {
 	t.Helper()

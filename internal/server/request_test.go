@@ -119,13 +119,7 @@ func TestConnectionEndCompletesRequests(t *testing.T) {
 func TestLeaderLossCompletesRequests(t *testing.T) {
 	ms := startMembers(t, 3, 0, "")
 	lead := leaderOf(t, ms)
-	var follower *testServer
-	for id, ts := range ms {
-		if id != lead {
-			follower = ts
-			break
-		}
-	}
+	follower := ms[followerOf(ms, lead)]
 	setup := newSession(t, follower.addr)
 	root := testRoot(t, setup)
 	var clients []*rawClient
