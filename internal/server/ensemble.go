@@ -161,12 +161,7 @@ func (s *Server) setRemoved(removed bool) {
 		s.log.Info("back in the membership: serving clients")
 		return
 	}
-	s.mu.RLock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.RUnlock()
+	conns := s.snapshotConns()
 	s.log.Warn("removed from the membership by a reconfig: closing client connections, refusing new ones",
 		"connections", len(conns))
 	for _, c := range conns {
@@ -257,12 +252,7 @@ func (s *Server) checkQuorum() {
 // closeClients closes every client connection; the clients reconnect,
 // here or elsewhere, with their sessions.
 func (s *Server) closeClients(why string) {
-	s.mu.RLock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.RUnlock()
+	conns := s.snapshotConns()
 	if len(conns) > 0 {
 		s.log.Warn("closing client connections", "why", why, "connections", len(conns))
 	}
