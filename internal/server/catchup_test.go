@@ -89,10 +89,16 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 	mustCreate(t, b, "/w/new")
 	mustCreate(t, b, "/w/kids/k")
 	mustOK(t, b.Delete("/w/del", -1))
-	// And a few snapshots' worth after them, so that the leader's newest
-	// snapshot holds them.
-	for i := range 30 {
-		mustCreate(t, b, fmt.Sprintf("/f/after%02d", i))
+	// And writes after them until the leader has finished a snapshot
+	// started after them (two more than now: one may have been under way),
+	// so that its newest snapshot holds them. Snapshots are paced by the
+	// log's size, so how many writes that takes varies.
+	snaps, after := lead.srv.metrics.snapCount.Value(), 0
+	for ; lead.srv.metrics.snapCount.Value() < snaps+2; after++ {
+		if after == 5000 {
+			t.Fatalf("the leader took %d snapshots in 5000 writes; want 2", lead.srv.metrics.snapCount.Value()-snaps)
+		}
+		mustCreate(t, b, fmt.Sprintf("/f/after%04d", after))
 	}
 	cut(false)
 
@@ -132,8 +138,8 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 	if data, _, err := a.Get("/w/data"); err != nil || string(data) != "v2" {
 		t.Errorf("get /w/data after the snapshot = %q, %v; want v2", data, err)
 	}
-	if kids, _, err := a.Children("/f"); err != nil || len(kids) != fill+30 {
-		t.Errorf("children of /f after the snapshot: %d, %v; want %d", len(kids), err, fill+30)
+	if kids, _, err := a.Children("/f"); err != nil || len(kids) != fill+after {
+		t.Errorf("children of /f after the snapshot: %d, %v; want %d", len(kids), err, fill+after)
 	}
 	// The watch nothing touched is still set: a later change fires it.
 	if _, err := b.Set("/w/same", []byte("v2"), -1); err != nil {
