@@ -117,8 +117,17 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
 	}
 	d.write(t, reqs...)
-	waitFor(t, "a snapshot of the 200 KB tree",
-		func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 })
+	// Where the paced snapshots fall among these writes depends on how
+	// long each takes to write: more big nodes, one at a time, until one
+	// holds more than 150 KB.
+	big := func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 }
+	for i := 100; !big(); i++ {
+		if i == 200 {
+			t.Fatalf("no snapshot over 150 KB after %d nodes of 2 KB: %v", i, taken())
+		}
+		d.write(t, txn.Request{SessionID: session, Op: jute.OpCreate,
+			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
+	}
 	before := len(taken())
 
 	// 600 writes of 500 bytes, ~300 KB of log, in batches of 10, each
