@@ -78,7 +78,7 @@ func (r *Replica) turn(enough func() bool) (more bool, err error) {
 // the leader.
 func (r *Replica) Tick() {
 	r.rn.Tick()
-	r.ticks++
+	r.ticks.Add(1)
 	r.expire()
 	r.lead.since++
 	r.recordProgress()
@@ -131,7 +131,7 @@ func (r *Replica) Close() {
 func (r *Replica) Applied() uint64 { return r.applied }
 
 // Ticks returns how many times Tick was called: the core's logical clock.
-func (r *Replica) Ticks() uint64 { return r.ticks }
+func (r *Replica) Ticks() uint64 { return r.ticks.Load() }
 
 // Campaign makes this member start an election now, as raft's
 // RawNode.Campaign does; tests and tools use it to choose the leader.

@@ -241,7 +241,7 @@ func (r *Replica) receive(in inbound) {
 
 // newInflight is a request of tag going out now, with its deadline.
 func (r *Replica) newInflight(tag uint64) inflight {
-	return inflight{tag: tag, deadline: r.ticks + uint64(r.cfg.RequestTicks)}
+	return inflight{tag: tag, deadline: r.ticks.Load() + uint64(r.cfg.RequestTicks)}
 }
 
 // failRequest reports a request proposed or forwarded here as failed: it
@@ -254,7 +254,7 @@ func (r *Replica) failRequest(f inflight) {
 // expire fails the requests whose deadline has passed.
 func (r *Replica) expire() {
 	n := 0
-	r.inflight.takeExpired(r.ticks, func(f inflight) {
+	r.inflight.takeExpired(r.ticks.Load(), func(f inflight) {
 		n++
 		r.failRequest(f)
 	})
@@ -268,8 +268,8 @@ func (r *Replica) expire() {
 // are counted, and logged at most once an election timeout.
 func (r *Replica) refuse(origin, seq uint64, why string) {
 	n := r.refused.Add(1)
-	if r.refusedLog == 0 || r.ticks-r.refusedLog >= uint64(r.cfg.ElectionTicks) {
-		r.refusedLog = max(r.ticks, 1)
+	if r.refusedLog == 0 || r.ticks.Load()-r.refusedLog >= uint64(r.cfg.ElectionTicks) {
+		r.refusedLog = max(r.ticks.Load(), 1)
 		r.cfg.Logger.Warn("refusing a forwarded request", "origin", origin, "why", why, "refused_total", n)
 	}
 	if r.cfg.Transport != nil {

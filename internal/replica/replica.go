@@ -380,13 +380,13 @@ type Replica struct {
 	leader   atomic.Bool                    // this replica is the leader and may prep
 	leadID   atomic.Uint64                  // the leader raft knows of; 0 for none
 	term     atomic.Uint64
-	refused  atomic.Int64 // forwards refused, for RefusedForwards
+	refused  atomic.Int64  // forwards refused, for RefusedForwards
+	ticks    atomic.Uint64 // ticks since the core started: requests' clock; only the core adds
 
 	// Core-owned: only the goroutine driving the core touches these.
 	requests
 	snapshots
 	retention
-	ticks       uint64 // ticks since the core started: requests' clock
 	lead        leaderWatch
 	unreachable []uint64       // peers a send failed to, for raft
 	toApply     []pendingApply // MsgStorageApply messages not yet all applied

@@ -56,7 +56,7 @@ func (r *Replica) compactBehind(index uint64) {
 // caught up, fallen too far behind or gone silent. It runs once per
 // election timeout.
 func (r *Replica) retryCompaction() {
-	if r.compactWant <= r.compacted || r.ticks%uint64(r.cfg.ElectionTicks) != 0 {
+	if r.compactWant <= r.compacted || r.ticks.Load()%uint64(r.cfg.ElectionTicks) != 0 {
 		return
 	}
 	r.compactTo(r.retainFrom(r.compactWant))
@@ -86,7 +86,7 @@ func (r *Replica) trackPeers() {
 	}
 	r.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
 		if pr.RecentActive {
-			r.heard[id] = r.ticks
+			r.heard[id] = r.ticks.Load()
 		}
 	})
 }
@@ -94,7 +94,7 @@ func (r *Replica) trackPeers() {
 // live reports whether the leader heard from peer id within LaggardTicks.
 func (r *Replica) live(id uint64) bool {
 	t, ok := r.heard[id]
-	return ok && r.ticks-t <= uint64(r.cfg.LaggardTicks)
+	return ok && r.ticks.Load()-t <= uint64(r.cfg.LaggardTicks)
 }
 
 // retainFrom returns how far the log may be compacted, given that the
