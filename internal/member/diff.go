@@ -59,11 +59,12 @@ func (c Change) Empty() bool {
 		len(c.RemovedObservers)+len(c.Promoted)+len(c.Demoted)+len(c.Readdressed) == 0
 }
 
-// ConfChanges are the raft changes that enact c: RemoveNode for every
-// server that left, AddNode for new and promoted participants,
-// AddLearnerNode for new and demoted observers (raft demotes a voter
-// through the joint configuration's LearnersNext). Readdressed servers
-// need none. Propose them together as one ConfChangeV2 with
+// ConfChanges are the raft changes that enact c: AddNode for new and
+// promoted participants, AddLearnerNode for new and demoted observers and
+// for participants that left (raft demotes a voter through the joint
+// configuration's LearnersNext). A server that left stays a learner until
+// the leader drops it (replica's linger.go), so observers that left need
+// no change, and neither do readdressed servers. Propose them together as one ConfChangeV2 with
 // ConfChangeTransitionAuto, so that more than one change goes through
 // joint consensus.
 func (c Change) ConfChanges() []raftpb.ConfChangeSingle {
@@ -73,9 +74,8 @@ func (c Change) ConfChanges() []raftpb.ConfChangeSingle {
 			out = append(out, raftpb.ConfChangeSingle{Type: t, NodeID: uint64(id)})
 		}
 	}
-	add(raftpb.ConfChangeRemoveNode, c.RemovedParticipants, c.RemovedObservers)
 	add(raftpb.ConfChangeAddNode, c.AddedParticipants, c.Promoted)
-	add(raftpb.ConfChangeAddLearnerNode, c.AddedObservers, c.Demoted)
+	add(raftpb.ConfChangeAddLearnerNode, c.AddedObservers, c.Demoted, c.RemovedParticipants)
 	return out
 }
 

@@ -84,6 +84,7 @@ func (r *Replica) Tick() {
 	r.recordProgress()
 	r.watchLeaderLink()
 	r.trackPeers()
+	r.tidyMembership()
 	r.retryCompaction()
 }
 

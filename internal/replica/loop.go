@@ -21,11 +21,13 @@ import (
 // leader instead; with no leader they wait.
 func (r *Replica) propose() {
 	st := r.rn.BasicStatus()
-	if st.Lead != raft.None && r.learnerLostLeader() {
+	if st.Lead != raft.None && st.Lead != r.cfg.ID && r.learnerLostLeader() {
 		st.Lead = raft.None
 	}
 	r.observeLeader(st.Lead, st.Term)
-	ready := st.RaftState == raft.StateLeader && r.appliedTerm == st.Term
+	// A leader handing leadership over preps nothing: raft would drop the
+	// proposals (linger.go).
+	ready := st.RaftState == raft.StateLeader && r.appliedTerm == st.Term && st.LeadTransferee == raft.None
 	r.leader.Store(ready)
 	switch {
 	case len(r.waiting) == 0:
@@ -131,6 +133,17 @@ func (r *Replica) prepAll() {
 		if p.req.Op == jute.OpSync {
 			r.startSync(p.tag)
 			continue
+		}
+		if p.req.Op == jute.OpReconfig && r.confPending && r.rn.BasicStatus().Commit > r.applied {
+			// The membership change in flight may be committed and not yet
+			// applied here. A follower that applied it first has answered
+			// its client, whose next reconfig must not be told one is in
+			// progress: it waits for the apply (a turn), and the requests
+			// behind it with it, in order.
+			n := copy(r.waiting, r.waiting[i:])
+			clear(r.waiting[n:])
+			r.waiting = r.waiting[:n]
+			return
 		}
 		origin, seq := p.origin, p.oseq
 		if origin == 0 {
@@ -637,6 +650,9 @@ func (r *Replica) applyConfChange(e *raftpb.Entry) {
 	r.confIndex = e.Index
 	r.cfg.Logger.Info("membership changed", "index", e.Index, "voters", r.confState.Voters,
 		"learners", r.confState.Learners, "joint", len(r.confState.VotersOutgoing) > 0)
+	r.mu.Lock()
+	r.cfg.OnApply(Event{Kind: ConfChanged, Zxid: r.lastZxid.Load(), State: r.state})
+	r.mu.Unlock()
 }
 
 // completeSyncs answers the syncs whose read index is applied. Syncs are

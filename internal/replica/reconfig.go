@@ -28,6 +28,10 @@ func (r *Replica) setConfState(cs raftpb.ConfState) {
 	slices.Sort(voters)
 	voters = slices.Compact(voters)
 	r.voters.Store(&voters)
+	all := slices.Concat(voters, cs.Learners, cs.LearnersNext)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	r.members.Store(&all)
 	r.learner.Store(slices.Contains(cs.Learners, r.cfg.ID) || slices.Contains(cs.LearnersNext, r.cfg.ID))
 }
 
@@ -38,6 +42,19 @@ func (r *Replica) Voters() []uint64 {
 	}
 	return nil
 }
+
+// Members returns every member raft replicates to: the voters, and the
+// learners (observers, and servers a reconfig removed that still linger,
+// linger.go).
+func (r *Replica) Members() []uint64 {
+	if m := r.members.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// IsMember reports whether raft still replicates to this server.
+func (r *Replica) IsMember() bool { return slices.Contains(r.Members(), r.cfg.ID) }
 
 // IsLearner reports whether this member replicates without voting (an
 // observer).

@@ -85,6 +85,11 @@ const (
 	// re-evaluates its watches against the new state, as setWatches does
 	// for a client that reconnects. Requests in flight were Dropped first.
 	Restored
+	// ConfChanged: raft's membership changed (Members), after the reconfig
+	// that changed it was Applied, or when the leader dropped a server a
+	// reconfig had removed (linger.go). State is write-locked, as for
+	// Applied.
+	ConfChanged
 )
 
 // Event is what the loop reports to OnApply.
@@ -376,6 +381,7 @@ type Replica struct {
 	lastZxid atomic.Int64
 	progress atomic.Pointer[[]PeerProgress] // the leader's view, per tick
 	voters   atomic.Pointer[[]uint64]       // as of the applied membership
+	members  atomic.Pointer[[]uint64]       // voters and learners, likewise
 	learner  atomic.Bool                    // this member is a learner
 	leader   atomic.Bool                    // this replica is the leader and may prep
 	leadID   atomic.Uint64                  // the leader raft knows of; 0 for none
@@ -399,6 +405,8 @@ type Replica struct {
 	confState   raftpb.ConfState // as of applied, for snapshots
 	confPending bool             // a membership change proposed here, not applied
 	confIndex   uint64           // the entry of the last membership change applied
+	ledFrom     uint64           // the tick this replica last became leader; 0 if it does not lead
+	removedAt   uint64           // the tick this leader found itself no voter; 0 if it is one
 
 	drv *driver // nil when the core is stepped directly (the simulator)
 }

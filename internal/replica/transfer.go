@@ -169,11 +169,11 @@ func (r *Replica) install(sn raftpb.Snapshot) error {
 	*r.state = *st // in place: the prepper holds this pointer
 	r.applied, r.appliedTerm = meta.Index, meta.Term
 	r.lastZxid.Store(int64(meta.Index))
+	r.setConfState(meta.ConfState) // before the server looks at Members
 	// Told under the lock, as an apply is: no read sees the new state
 	// before the server has moved its watches to it.
 	r.cfg.OnApply(Event{Kind: Restored, Zxid: int64(meta.Index), State: r.state, Prev: &prev, PrevZxid: prevZxid})
 	r.mu.Unlock()
-	r.setConfState(meta.ConfState)
 	r.compacted = meta.Index
 	r.nextSnapshot()
 	r.cfg.Logger.Info("installed a snapshot from the leader", "index", meta.Index, "term", meta.Term,

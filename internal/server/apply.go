@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 )
 
@@ -26,6 +27,10 @@ func (s *Server) onApply(ev replica.Event) {
 		s.sessionChanged(ev.Txn)
 		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
 			s.reconfigured(ev.Result.Data)
+		}
+	case replica.ConfChanged:
+		if membership, _, err := ev.State.Tree.Get(tree.ConfigPath); err == nil {
+			s.reconfigured(membership)
 		}
 	case replica.Synced, replica.Dropped:
 		s.core.Apply(ev)

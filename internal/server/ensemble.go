@@ -125,12 +125,11 @@ func (s *Server) reconfigured(data []byte) {
 	if err != nil || len(m.Servers) == 0 || s.peers == nil {
 		return // no membership recorded (a log older than it): zoo.cfg's stands
 	}
-	removed := true
+	self := uint64(s.cfg.ServerID)
 	peers := make(map[uint64]string, len(m.Servers))
 	for _, sv := range m.Servers {
 		id := uint64(sv.ID)
-		if id == uint64(s.cfg.ServerID) {
-			removed = false
+		if id == self {
 			continue
 		}
 		if addr, ok := s.peerAddrs[id]; ok {
@@ -139,20 +138,36 @@ func (s *Server) reconfigured(data []byte) {
 			peers[id] = sv.QuorumAddr()
 		}
 	}
+	// Servers a reconfig removed that raft still replicates to (they
+	// linger as learners, replica's linger.go) keep their links. While
+	// the log is replayed at start there is no replica yet: New calls
+	// this again once there is.
+	inRaft := true
+	if s.rep != nil {
+		for _, id := range s.rep.Members() {
+			if addr, ok := s.peerAddrs[id]; ok && id != self {
+				peers[id] = addr
+			}
+		}
+		inRaft = s.rep.IsMember()
+	}
 	s.peerAddrs = peers
 	s.peers.SetPeers(peers)
-	s.setRemoved(removed)
-	s.log.Info("membership changed", "participants", m.Participants(), "observers", m.Observers())
+	_, listed := m.Server(int64(self))
+	s.lingering.Store(!listed && inRaft)
+	s.setRemoved(!listed && !inRaft)
+	s.log.Info("membership changed", "participants", m.Participants(), "observers", m.Observers(),
+		"lingering", len(peers)+1-len(m.Servers))
 }
 
-// setRemoved records whether the membership still holds this server. A
-// server a reconfig removed cannot serve: raft no longer sends it the
-// log, so a write forwarded from here would wait for its deadline and
-// fail. (Apache's removed follower keeps serving as a non-voting follower
-// until it is stopped; docs/operations.md states the difference.) So it
-// lets its clients go once their queued replies (the reconfig's own among
-// them: Apache answers first) are written, so that they move to a member,
-// and takes no new ones until a reconfig adds it back.
+// setRemoved records whether this server is out of the ensemble: a
+// reconfig removed it and the leader has since dropped it from raft too
+// (replica's linger.go). Until then it serves as Apache's removed
+// follower does, as a non-voting follower. Once dropped, raft no longer
+// sends it the log, so a write forwarded from here would wait for its
+// deadline and fail: it lets its clients go once their queued replies
+// are written, so that they move to a member, and takes no new ones until
+// a reconfig adds it back.
 func (s *Server) setRemoved(removed bool) {
 	if s.removed.Swap(removed) == removed {
 		return
@@ -162,7 +177,7 @@ func (s *Server) setRemoved(removed bool) {
 		return
 	}
 	conns := s.snapshotConns()
-	s.log.Warn("removed from the membership by a reconfig: closing client connections, refusing new ones",
+	s.log.Warn("out of the ensemble (removed by a reconfig, then dropped by the leader): closing client connections, refusing new ones",
 		"connections", len(conns))
 	for _, c := range conns {
 		c.out.finish(nil)

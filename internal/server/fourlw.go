@@ -45,8 +45,8 @@ func (s *Server) mode() string {
 		return fourlw.ModeReadOnly
 	case s.rep.Leader() == s.rep.ID():
 		return fourlw.ModeLeader
-	case s.rep.IsLearner():
-		return fourlw.ModeObserver
+	case s.rep.IsLearner() && !s.lingering.Load():
+		return fourlw.ModeObserver // a removed server lingering is a follower, as in Apache
 	default:
 		return fourlw.ModeFollower
 	}

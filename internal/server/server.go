@@ -261,7 +261,8 @@ type Server struct {
 	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
 	leading    bool                            // housekeeping's: tracking expiry as leader
 	leaderless time.Time                       // housekeeping's: when the leader was lost
-	removed    atomic.Bool                     // a reconfig took this server out of the membership
+	removed    atomic.Bool                     // a reconfig took this server out of the membership, and raft dropped it
+	lingering  atomic.Bool                     // a reconfig removed it; raft still replicates to it (a non-voting follower)
 	ro         readOnlyState                   // read-only mode (readonly.go)
 
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words

@@ -34,10 +34,14 @@ var errLinkDown = errors.New("sim: link down")
 // session moves), done here on the simulated clock.
 type member struct {
 	// peers are the servers this member takes messages from, as
-	// internal/peer's transport accepts only the servers of its list: the
-	// membership it last applied, or, started empty to join, the one the
-	// operator wrote in its zoo.cfg (the membership in force then).
+	// internal/peer's transport accepts only the servers of its list:
+	// listed, plus the members raft still replicates to that a reconfig
+	// removed (they linger as learners: replica's linger.go).
 	peers map[uint64]bool
+	// listed is the membership it last applied, or, started empty to
+	// join, the one the operator wrote in its zoo.cfg (the membership in
+	// force then).
+	listed map[uint64]bool
 	s     *Sim
 	id    uint64
 
@@ -210,7 +214,8 @@ func (m *member) start() {
 	for id, info := range m.state.Sessions {
 		m.tracker.Add(id, info.TimeoutMs, now)
 	}
-	m.peers = m.startPeers(core.LastZxid() == 0 && m.spare)
+	m.listed = m.startPeers(core.LastZxid() == 0 && m.spare)
+	m.confChanged()
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
 	m.process()
 	gen := m.gen
@@ -404,10 +409,13 @@ func (m *member) onApply(ev replica.Event) {
 			m.s.logf("m%d drops its request of tag %d", m.id, ev.Tag)
 		}
 		m.srv.Apply(ev)
+	case replica.ConfChanged:
+		m.confChanged()
 	case replica.Restored:
 		m.s.logf("m%d installed a snapshot at %d", m.id, ev.Zxid)
 		m.s.restored(m, ev.Zxid)
-		m.peers = m.startPeers(false) // as internal/server's snapshotInstalled
+		m.listed = m.startPeers(false) // as internal/server's snapshotInstalled
+		m.confChanged()
 		m.trigLog = nil
 		m.dropConns()
 	}
@@ -430,13 +438,30 @@ func (m *member) reconfigured(ev replica.Event) {
 			obs[uint64(sv.ID)] = true
 		}
 	}
-	m.peers = in
+	m.listed = in
 	if ev.Zxid > m.s.configZxid {
 		m.s.configZxid = ev.Zxid
 		m.s.inConfig, m.s.observers = in, obs
 		m.s.logf("membership now %v, observers %v", slices.Sorted(maps.Keys(in)), slices.Sorted(maps.Keys(obs)))
 	}
-	if !in[m.id] {
+	m.confChanged()
+}
+
+// confChanged follows the membership on the peer links, as
+// internal/server's reconfigured does: the members listed, and those a
+// reconfig removed that raft still replicates to (they linger as
+// learners); a member out of both closes its connections after what is
+// queued for them (a reconfig's reply among it).
+func (m *member) confChanged() {
+	if m.core == nil {
+		return // replaying its log at start: start calls this once done
+	}
+	peers := maps.Clone(m.listed)
+	for _, id := range m.core.Members() {
+		peers[id] = true
+	}
+	m.peers = peers
+	if !peers[m.id] {
 		for _, id := range slices.Sorted(maps.Keys(m.conns)) {
 			m.conns[id].finish()
 		}

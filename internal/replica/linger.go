@@ -1,0 +1,140 @@
+package replica
+
+import (
+	"slices"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	members "github.com/zoohq/zoo/internal/member"
+	"github.com/zoohq/zoo/internal/tree"
+)
+
+// A server that a reconfig removes stays in raft's configuration as a
+// learner for as long as the leader hears from it, as Apache's removed
+// follower stays a "non-voting follower" until it disconnects. It keeps
+// getting the log, so its clients keep their sessions, their reads and
+// their writes (forwarded to the leader): a client that removed the
+// server it sits on goes on with its next request without a reconnect.
+// member.Change.ConfChanges demotes a removed participant to a learner
+// instead of removing it, and leaves a removed observer a learner.
+//
+// The leader drops such a server from raft once it has not heard from it
+// for lingerElections election timeouts (it was stopped, or is cut off);
+// the server lets its clients go when it learns of that. A leader that a
+// reconfig removed hands leadership to the voter with the most of the
+// log, as Apache's leader hands it to its designated successor, and then
+// lingers like any other removed server.
+
+// lingerElections is how many election timeouts a removed server may stay
+// silent before the leader drops it.
+const lingerElections = 2
+
+// tidyMembership runs every tick: on a leader a reconfig removed, it
+// hands leadership off; on any other leader, it drops one removed server
+// that fell silent.
+func (r *Replica) tidyMembership() {
+	if r.rn.BasicStatus().RaftState != raft.StateLeader {
+		r.ledFrom, r.removedAt = 0, 0
+		return
+	}
+	now := r.ticks.Load()
+	if r.ledFrom == 0 {
+		r.ledFrom = now
+	}
+	if r.handOff() || r.InProgress() {
+		return
+	}
+	// A new leader gives every member the same time to be heard from.
+	grace := uint64(lingerElections * r.cfg.ElectionTicks)
+	if now-r.ledFrom < grace {
+		return
+	}
+	var silent []uint64
+	for _, id := range r.confState.Learners {
+		if t, ok := r.heard[id]; id != r.cfg.ID && (!ok || now-t > grace) {
+			silent = append(silent, id)
+		}
+	}
+	if len(silent) == 0 {
+		return
+	}
+	in, ok := r.membership()
+	if !ok {
+		return // never drop a server without knowing it was removed
+	}
+	for _, id := range silent {
+		if slices.Contains(in, int64(id)) {
+			continue // an observer that is down: still a member
+		}
+		cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeRemoveNode, NodeID: id}}}
+		if err := r.rn.ProposeConfChange(cc); err != nil {
+			r.cfg.Logger.Warn("dropping a removed server", "server", id, "err", err)
+			return
+		}
+		r.confPending = true
+		r.cfg.Logger.Info("dropping a server a reconfig removed: silent for too long", "server", id,
+			"ticks", grace)
+		return // one change at a time, as raft requires
+	}
+}
+
+// handOff reports whether this leader is no longer a voter (a reconfig
+// removed it), and if so moves leadership to the voter whose log matches
+// its own the furthest. Raft sends that voter MsgTimeoutNow once it has
+// the whole log, and it is elected without waiting out a timeout.
+// Meanwhile nothing is prepped here (propose), so no request fails for
+// the move.
+func (r *Replica) handOff() bool {
+	if slices.Contains(r.confState.Voters, r.cfg.ID) || slices.Contains(r.confState.VotersOutgoing, r.cfg.ID) {
+		r.removedAt = 0
+		return false
+	}
+	// It leads on for an election timeout first: a reconfig that follows
+	// at once (adding it back, as go-zookeeper's test does) goes through
+	// undisturbed, as do the requests in flight. A move fails the
+	// requests other members forwarded here and have not seen applied.
+	now := r.ticks.Load()
+	if r.removedAt == 0 {
+		r.removedAt = now
+	}
+	if now-r.removedAt < uint64(r.cfg.ElectionTicks) {
+		return false
+	}
+	st := r.rn.Status()
+	if st.LeadTransferee != raft.None {
+		return true
+	}
+	var to, match uint64
+	for id, pr := range st.Progress {
+		if id != r.cfg.ID && !pr.IsLearner && (to == 0 || pr.Match > match) {
+			to, match = id, pr.Match
+		}
+	}
+	if to == 0 {
+		return false
+	}
+	r.cfg.Logger.Info("removed from the voters: handing leadership over", "to", to)
+	r.rn.TransferLeader(to)
+	return true
+}
+
+// membership returns the server ids /zookeeper/config lists, and whether
+// it holds a membership at all.
+func (r *Replica) membership() ([]int64, bool) {
+	r.mu.RLock()
+	info, ok := r.state.Tree.Lookup(tree.ConfigPath)
+	r.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	m, err := members.Parse(string(info.Data))
+	if err != nil || len(m.Servers) == 0 {
+		return nil, false
+	}
+	ids := make([]int64, 0, len(m.Servers))
+	for _, sv := range m.Servers {
+		ids = append(ids, sv.ID)
+	}
+	return ids, true
+}
