@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"maps"
 	"slices"
 
 	"go.etcd.io/raft/v3"
@@ -81,7 +82,7 @@ func (r *Replica) tidyMembership() {
 
 // handOff reports whether this leader is no longer a voter (a reconfig
 // removed it), and if so moves leadership to the voter whose log matches
-// its own the furthest. Raft sends that voter MsgTimeoutNow once it has
+// its own the furthest, among those heard from lately. Raft sends that voter MsgTimeoutNow once it has
 // the whole log, and it is elected without waiting out a timeout.
 // Meanwhile nothing is prepped here (propose), so no request fails for
 // the move.
@@ -105,10 +106,19 @@ func (r *Replica) handOff() bool {
 	if st.LeadTransferee != raft.None {
 		return true
 	}
+	// A voter heard from lately first: a transfer to one that is down
+	// waits out an election timeout before raft gives it up.
+	// In id order, so that ties go the same way every time (the
+	// simulator replays a seed bit for bit).
 	var to, match uint64
-	for id, pr := range st.Progress {
-		if id != r.cfg.ID && !pr.IsLearner && (to == 0 || pr.Match > match) {
-			to, match = id, pr.Match
+	active := false
+	for _, id := range slices.Sorted(maps.Keys(st.Progress)) {
+		pr := st.Progress[id]
+		if id == r.cfg.ID || pr.IsLearner {
+			continue
+		}
+		if better := pr.RecentActive && !active || pr.RecentActive == active && (to == 0 || pr.Match > match); better {
+			to, match, active = id, pr.Match, pr.RecentActive
 		}
 	}
 	if to == 0 {
