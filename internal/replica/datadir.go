@@ -98,7 +98,9 @@ var (
 	snapFile = regexp.MustCompile(`^snap\.[0-9a-f]{16}(\.tmp)?$`)
 )
 
-func isZooFile(n string) bool { return walFile.MatchString(n) || snapFile.MatchString(n) }
+func isZooFile(n string) bool {
+	return walFile.MatchString(n) || snapFile.MatchString(n) || n == seqFloorFile || n == seqFloorFile+".tmp"
+}
 
 // checkSnapshotsHaveLog refuses snapshots without a log: the log holds
 // the commit point of every snapshot and what came after it, so a

@@ -147,8 +147,7 @@ func (r *Replica) prepAll() {
 		}
 		origin, seq := p.origin, p.oseq
 		if origin == 0 {
-			r.seq++
-			origin, seq = r.cfg.ID, r.seq
+			origin, seq = r.cfg.ID, r.nextSeq()
 		}
 		p.req.Time = r.cfg.Now()
 		if len(r.confState.Voters)+len(r.confState.Learners) > 1 {
@@ -189,7 +188,7 @@ func (r *Replica) forwardAll(lead uint64) {
 			r.startSync(p.tag)
 			continue
 		}
-		r.seq++
+		r.nextSeq()
 		if !r.cfg.Transport.Send(lead, KindForward, encodeForward(r.seq, &p.req)) {
 			r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: p.tag})
 			continue

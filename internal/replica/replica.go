@@ -419,6 +419,7 @@ type requests struct {
 	refusedLog uint64      // the tick a refused forward was last logged
 	proposed   []prepped   // prepped here as leader, in log order
 	seq        uint64      // of our last proposal
+	seqFloor   uint64      // no run after this one starts below it (seqfloor.go)
 	syncID     uint64
 	syncs      []syncWait
 }
@@ -486,12 +487,14 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 	if driven {
 		r.drv = newDriver(cfg.MaxPending)
 	}
-	// Sequence numbers start from the clock, so that this run's never
-	// meet the previous run's, whose entries may still be applied after
-	// a restart (the gap rule would take them for this run's).
-	r.seq = uint64(max(cfg.Now(), 0)) * 1_000_000
 	fresh, err := r.recover()
 	if err != nil {
+		return nil, err
+	}
+	// Before anything is proposed: this run's sequence numbers start
+	// above every earlier run's (seqfloor.go).
+	if err := r.startSeq(); err != nil {
+		r.closeLog()
 		return nil, err
 	}
 	if fresh && !cfg.Join {
