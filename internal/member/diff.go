@@ -60,22 +60,37 @@ func (c Change) Empty() bool {
 }
 
 // ConfChanges are the raft changes that enact c: AddNode for new and
-// promoted participants, AddLearnerNode for new and demoted observers and
-// for participants that left (raft demotes a voter through the joint
-// configuration's LearnersNext). A server that left stays a learner until
-// the leader drops it (replica's linger.go), so observers that left need
-// no change, and neither do readdressed servers. Propose them together as one ConfChangeV2 with
-// ConfChangeTransitionAuto, so that more than one change goes through
-// joint consensus.
-func (c Change) ConfChanges() []raftpb.ConfChangeSingle {
+// promoted participants, AddLearnerNode for new and demoted observers
+// (raft demotes a voter through the joint configuration's LearnersNext).
+// A server that left and that lingers (the leader heard from it lately)
+// stays a learner until the leader drops it (replica's linger.go): a
+// participant is demoted, an observer needs no change. One that does not
+// linger is removed (RemoveNode). Readdressed servers need none. Propose
+// them together as one ConfChangeV2 with ConfChangeTransitionAuto, so
+// that more than one change goes through joint consensus.
+func (c Change) ConfChanges(lingers func(id int64) bool) []raftpb.ConfChangeSingle {
 	var out []raftpb.ConfChangeSingle
 	add := func(t raftpb.ConfChangeType, ids ...[]int64) {
 		for _, id := range slices.Sorted(slices.Values(slices.Concat(ids...))) {
 			out = append(out, raftpb.ConfChangeSingle{Type: t, NodeID: uint64(id)})
 		}
 	}
+	var staying, gone []int64
+	for _, id := range c.RemovedParticipants {
+		if lingers(id) {
+			staying = append(staying, id)
+		} else {
+			gone = append(gone, id)
+		}
+	}
+	for _, id := range c.RemovedObservers {
+		if !lingers(id) {
+			gone = append(gone, id)
+		}
+	}
+	add(raftpb.ConfChangeRemoveNode, gone)
 	add(raftpb.ConfChangeAddNode, c.AddedParticipants, c.Promoted)
-	add(raftpb.ConfChangeAddLearnerNode, c.AddedObservers, c.Demoted, c.RemovedParticipants)
+	add(raftpb.ConfChangeAddLearnerNode, c.AddedObservers, c.Demoted, staying)
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 
 	members "github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/tree"
@@ -127,6 +128,25 @@ func (r *Replica) handOff() bool {
 	r.cfg.Logger.Info("removed from the voters: handing leadership over", "to", to)
 	r.rn.TransferLeader(to)
 	return true
+}
+
+// lingers reports whether a server that a reconfig removes should stay a
+// learner: the leader heard from it within an election timeout (raft's
+// RecentActive). One that is down is removed from raft at once: if it
+// lingered, an operator who wipes it and adds it back would find the
+// leader taking the wiped log for the one it had, and the server stopping
+// with ErrLostLog.
+func (r *Replica) lingers(id int64) bool {
+	if uint64(id) == r.cfg.ID {
+		return true // the leader itself: it hands over first
+	}
+	active := false
+	r.rn.WithProgress(func(pid uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if pid == uint64(id) {
+			active = pr.RecentActive
+		}
+	})
+	return active
 }
 
 // membership returns the server ids /zookeeper/config lists, and whether

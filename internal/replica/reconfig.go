@@ -97,7 +97,7 @@ func (r *Replica) proposeReconfig(t *txn.Txn, data []byte) error {
 		cur, _ = members.Parse(string(info.Data))
 	}
 	r.mu.RUnlock()
-	changes := members.Diff(cur, next).ConfChanges()
+	changes := members.Diff(cur, next).ConfChanges(r.lingers)
 	if len(changes) == 0 {
 		return r.rn.Propose(data)
 	}

@@ -42,8 +42,8 @@ type member struct {
 	// join, the one the operator wrote in its zoo.cfg (the membership in
 	// force then).
 	listed map[uint64]bool
-	s     *Sim
-	id    uint64
+	s      *Sim
+	id     uint64
 
 	disk     *vfs.MemFS // what survives a crash is its CrashClone
 	syncFail bool       // the next fsync fails
