@@ -28,6 +28,56 @@ import (
 // log, as Apache's leader hands it to its designated successor, and then
 // lingers like any other removed server.
 
+// A server that lingered may be wiped and started again empty, to be
+// added back, before the leader has dropped it: the leader, taking it for
+// the learner it had, sends heartbeats that commit entries its empty log
+// lacks, which raft takes for a lost log (ErrLostLog). So a server that
+// started empty to join ignores such heartbeats for a while and tells the
+// leader (KindEmpty); a leader that still has it as a lingering learner
+// drops it, and it waits to be added back like any joiner (a reconfig
+// that adds back a server still lingering adds it afresh: reconfig.go's
+// forgetLingering). A voter wiped
+// without being removed is not the leader's to drop: after two election
+// timeouts of such heartbeats it stops with ErrLostLog, as before.
+
+// staleForEmptyLog reports whether m is a heartbeat that this joining
+// server, whose log is still empty, must not step.
+func (r *Replica) staleForEmptyLog(m raftpb.Message) bool {
+	if !r.joining || m.Type != raftpb.MsgHeartbeat || r.applied > 0 {
+		r.joining = r.joining && r.applied == 0
+		return false
+	}
+	if last, err := r.disk.LastIndex(); err != nil || m.Commit <= last {
+		return false
+	}
+	r.staleBeats++
+	if r.staleBeats > lingerElections*r.cfg.ElectionTicks {
+		return false // a wiped voter: ErrLostLog
+	}
+	if r.staleBeats == 1 {
+		r.cfg.Logger.Warn("the leader takes this empty server for one with entries; asking it to drop the old one",
+			"leader", m.From, "commit", m.Commit)
+	}
+	if r.cfg.Transport != nil {
+		r.cfg.Transport.Send(m.From, KindEmpty, nil)
+	}
+	return true
+}
+
+// dropEmptied drops server id from raft if it is a learner that the
+// membership no longer lists: it was wiped and started again (KindEmpty).
+func (r *Replica) dropEmptied(id uint64) {
+	if r.rn.BasicStatus().RaftState != raft.StateLeader || r.InProgress() ||
+		!slices.Contains(r.confState.Learners, id) {
+		return
+	}
+	in, ok := r.membership()
+	if !ok || slices.Contains(in, int64(id)) {
+		return
+	}
+	r.dropLearner(id, "wiped and started again")
+}
+
 // lingerElections is how many election timeouts a removed server may stay
 // silent before the leader drops it.
 const lingerElections = 2
@@ -69,16 +119,21 @@ func (r *Replica) tidyMembership() {
 		if slices.Contains(in, int64(id)) {
 			continue // an observer that is down: still a member
 		}
-		cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeRemoveNode, NodeID: id}}}
-		if err := r.rn.ProposeConfChange(cc); err != nil {
-			r.cfg.Logger.Warn("dropping a removed server", "server", id, "err", err)
-			return
-		}
-		r.confPending = true
-		r.cfg.Logger.Info("dropping a server a reconfig removed: silent for too long", "server", id,
-			"ticks", grace)
+		r.dropLearner(id, "silent for too long")
 		return // one change at a time, as raft requires
 	}
+}
+
+// dropLearner proposes the removal of server id, a learner a reconfig
+// removed, from raft.
+func (r *Replica) dropLearner(id uint64, why string) {
+	cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeRemoveNode, NodeID: id}}}
+	if err := r.rn.ProposeConfChange(cc); err != nil {
+		r.cfg.Logger.Warn("dropping a removed server", "server", id, "err", err)
+		return
+	}
+	r.confPending = true
+	r.cfg.Logger.Info("dropping a server a reconfig removed", "server", id, "why", why)
 }
 
 // handOff reports whether this leader is no longer a voter (a reconfig

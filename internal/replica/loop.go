@@ -224,6 +224,9 @@ func (r *Replica) receive(in inbound) {
 		if m.From == r.lead.last || m.Type == raftpb.MsgApp || m.Type == raftpb.MsgHeartbeat || m.Type == raftpb.MsgSnap {
 			r.lead.since = 0 // a leader's message, or the leader's
 		}
+		if r.staleForEmptyLog(m) {
+			return
+		}
 		if err := r.step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 			r.cfg.Logger.Debug("raft step", "from", in.from, "type", m.Type, "err", err)
 		}
@@ -238,6 +241,8 @@ func (r *Replica) receive(in inbound) {
 			return
 		}
 		r.waiting = append(r.waiting, proposal{req: req, origin: in.from, oseq: seq})
+	case KindEmpty:
+		r.dropEmptied(in.from)
 	case KindNack:
 		seq, err := decodeNack(in.data)
 		if err != nil {

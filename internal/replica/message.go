@@ -21,6 +21,10 @@ const (
 	// KindNack tells a forward's origin that the leader refused it: its
 	// request fails at once (see encodeNack).
 	KindNack uint8 = 4
+	// KindEmpty tells the leader that this server's log is empty although
+	// the leader's heartbeat says it holds entries: it was wiped and
+	// started again to join (linger.go). No body.
+	KindEmpty uint8 = 5
 )
 
 // ErrBadMessage means a message from a peer could not be decoded. The

@@ -97,7 +97,8 @@ func (r *Replica) proposeReconfig(t *txn.Txn, data []byte) error {
 		cur, _ = members.Parse(string(info.Data))
 	}
 	r.mu.RUnlock()
-	changes := members.Diff(cur, next).ConfChanges(r.lingers)
+	diff := members.Diff(cur, next)
+	changes := append(r.forgetLingering(diff), diff.ConfChanges(r.lingers)...)
 	if len(changes) == 0 {
 		return r.rn.Propose(data)
 	}
@@ -107,6 +108,20 @@ func (r *Replica) proposeReconfig(t *txn.Txn, data []byte) error {
 	}
 	r.confPending = true
 	return nil
+}
+
+// forgetLingering returns a RemoveNode for every server c adds back while
+// it still lingers as a learner (linger.go): raft then adds it afresh
+// (one joint change) instead of keeping its progress, which a server
+// wiped in between no longer has.
+func (r *Replica) forgetLingering(c members.Change) []raftpb.ConfChangeSingle {
+	var out []raftpb.ConfChangeSingle
+	for _, id := range slices.Concat(c.AddedParticipants, c.AddedObservers) {
+		if slices.Contains(r.confState.Learners, uint64(id)) {
+			out = append(out, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: uint64(id)})
+		}
+	}
+	return out
 }
 
 var _ txn.Reconfigurer = (*Replica)(nil)

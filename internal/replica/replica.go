@@ -407,6 +407,8 @@ type Replica struct {
 	confIndex   uint64           // the entry of the last membership change applied
 	ledFrom     uint64           // the tick this replica last became leader; 0 if it does not lead
 	removedAt   uint64           // the tick this leader found itself no voter; 0 if it is one
+	joining     bool             // started empty to join, and nothing applied yet (linger.go)
+	staleBeats  int              // heartbeats ignored while joining
 
 	drv *driver // nil when the core is stepped directly (the simulator)
 }
@@ -491,6 +493,7 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.joining = fresh && cfg.Join
 	// Before anything is proposed: this run's sequence numbers start
 	// above every earlier run's (seqfloor.go).
 	if err := r.startSeq(); err != nil {
