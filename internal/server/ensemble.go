@@ -118,8 +118,10 @@ func (s *Server) join(peers *peer.Transport, n int) bool {
 // reconfigured follows a membership change on the peer links: new
 // members are dialled at the quorum address /zookeeper/config gives,
 // members that left are dropped. A member that stays keeps the address
-// it has (zoo.cfg's, which may differ from the text: a proxy, a NAT).
-// It runs on the replica's loop, its only caller.
+// it has (zoo.cfg's, which may differ from the text: a proxy, a NAT); one
+// added back while it lingered takes the text's, as a new member does
+// (it may have been rebuilt elsewhere). It runs on the replica's loop,
+// its only caller.
 func (s *Server) reconfigured(data []byte) {
 	m, err := member.Parse(string(data))
 	if err != nil || len(m.Servers) == 0 || s.peers == nil {
@@ -132,11 +134,15 @@ func (s *Server) reconfigured(data []byte) {
 		if id == self {
 			continue
 		}
-		if addr, ok := s.peerAddrs[id]; ok {
+		if addr, ok := s.peerAddrs[id]; ok && s.listed[id] {
 			peers[id] = addr
 		} else {
 			peers[id] = sv.QuorumAddr()
 		}
+	}
+	s.listed = make(map[uint64]bool, len(m.Servers))
+	for _, sv := range m.Servers {
+		s.listed[uint64(sv.ID)] = true
 	}
 	// Servers a reconfig removed that raft still replicates to (they
 	// linger as learners, replica's linger.go) keep their links. While

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -199,7 +201,9 @@ func TestRemovedServerDroppedWhenGone(t *testing.T) {
 
 // reconfigOnceSynced asks for a reconfig until it is not refused for want
 // of a synced quorum (NewConfigNoQuorum: the followers may not have caught
-// up with a new leader yet), and returns its outcome.
+// up with a new leader yet) or for another change under way
+// (ReconfigInProgress: the leader dropping a removed server), and returns
+// its outcome.
 func reconfigOnceSynced(t *testing.T, ctx context.Context, c *zk.Client, joining, leaving, members string) ([]byte, error) {
 	t.Helper()
 	var (
@@ -208,10 +212,88 @@ func reconfigOnceSynced(t *testing.T, ctx context.Context, c *zk.Client, joining
 	)
 	waitFor(t, 10*time.Second, func() error {
 		data, _, err = c.Reconfig(ctx, joining, leaving, members, -1)
-		if errors.Is(err, zk.ErrNewConfigNoQuorum) {
+		if errors.Is(err, zk.ErrNewConfigNoQuorum) || errors.Is(err, zk.ErrReconfigInProgress) {
 			return err
 		}
 		return nil
 	})
 	return data, err
+}
+
+// Ref: issue 13, defect 2 (the way out of a removal). A server removed
+// while it is up lingers as a learner; an operator who then stops it,
+// wipes it, starts it empty in place and adds it back at once must get a
+// member that catches up, not one that stops with ErrLostLog because the
+// leader still took it for the learner it had.
+func TestRemovedServerWipedAndAddedBack(t *testing.T) {
+	durable := func(c *Config) {
+		c.ReconfigEnabled = true
+		c.SuperDigest = superDigest
+		c.DataDir = t.TempDir()
+		c.DataLogDir = c.DataDir
+		c.PreAllocSize = 1 << 20
+	}
+	ms := startMembers(t, 3, 0, "", durable)
+	lead := leaderOf(t, ms)
+	gone := followerOf(ms, lead)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	su, err := zk.Connect(ctx, ms[lead].addr, zk.WithSessionTimeout(10*time.Second),
+		zk.WithAuth("digest", []byte("super:test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close()
+	for i := range 20 {
+		if _, _, err := su.Create(ctx, fmt.Sprintf("/before-%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := reconfigOnceSynced(t, ctx, su, "", fmt.Sprint(gone), "")
+	if err != nil {
+		t.Fatalf("reconfig removing server %d: %v", gone, err)
+	}
+	if !slices.Contains(ms[lead].srv.rep.Members(), gone) {
+		t.Fatalf("server %d, up when removed, does not linger: raft's members %v", gone, ms[lead].srv.rep.Members())
+	}
+	if err := ms[gone].shutdown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// Rebuilt in place: empty data, the current membership.
+	peers := map[uint64]string{}
+	cur, err := member.Parse(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sv := range cur.Servers {
+		peers[uint64(sv.ID)] = sv.QuorumAddr()
+	}
+	ln, err := net.Listen("tcp", ms[gone].srv.cfg.Ensemble.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	voters := slices.Sorted(maps.Keys(ms))
+	back := startMember(t, gone, Ensemble{Voters: voters, Peers: peers, Listener: ln, Membership: string(data)}, durable)
+	spec := fmt.Sprintf("server.%d=%s:%d:participant;%s", gone, ln.Addr(), gone, back.addr)
+	if _, err := reconfigOnceSynced(t, ctx, su, spec, "", ""); err != nil {
+		t.Fatalf("reconfig adding server %d back: %v", gone, err)
+	}
+	waitFor(t, 30*time.Second, func() error {
+		if m := modeOf(back.addr); m != "follower" {
+			return fmt.Errorf("the rebuilt server says %q", m)
+		}
+		return nil
+	})
+	c, err := zk.Connect(ctx, back.addr, zk.WithSessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get(ctx, "/before-19"); err != nil {
+		t.Fatalf("the rebuilt server's data: %v", err)
+	}
 }

@@ -258,6 +258,7 @@ type Server struct {
 
 	peers      *peer.Transport                 // in an ensemble; else nil
 	peerAddrs  map[uint64]string               // the peers' addresses; the replica's loop owns it
+	listed     map[uint64]bool                 // the peers the last membership listed; likewise
 	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
 	leading    bool                            // housekeeping's: tracking expiry as leader
 	leaderless time.Time                       // housekeeping's: when the leader was lost
@@ -365,6 +366,10 @@ func New(cfg Config) (*Server, error) {
 	s.registerGauges()
 	if cfg.Ensemble.enabled() {
 		s.peerAddrs = maps.Clone(cfg.Ensemble.Peers)
+		s.listed = make(map[uint64]bool, len(cfg.Ensemble.Peers))
+		for id := range cfg.Ensemble.Peers {
+			s.listed[id] = true
+		}
 		prep.SetReconfig(rep)
 		// The recovered membership wins over zoo.cfg's, which a reconfig
 		// may have outdated (Apache rewrites zoo.cfg for this; Zoo keeps
