@@ -66,8 +66,7 @@ func (r *fakeReplica) Propose(_ txn.Request, tag uint64) error {
 func (r *fakeReplica) Read(f func(*txn.State, int64)) { f(r.st, r.zxid) }
 func (r *fakeReplica) LastZxid() int64                { return r.zxid }
 
-// newTestCore is a Core over one endpoint and a tree holding /a, whose
-// reads answer getData from the tree.
+// newTestCore is a Core over one endpoint and a tree holding /a.
 func newTestCore(t *testing.T) (*Core, *fakeReplica, *fakeEndpoint) {
 	t.Helper()
 	st := txn.NewState(tree.New())
@@ -83,14 +82,6 @@ func newTestCore(t *testing.T) (*Core, *fakeReplica, *fakeEndpoint) {
 				return ep
 			}
 			return nil
-		},
-		Read: func(_ Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, _ int64) (jute.Code, jute.Record) {
-			p := rec.(*jute.PathWatch)
-			data, stat, err := st.Tree.Get(p.Path)
-			if err != nil {
-				return jute.NoNode, nil
-			}
-			return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
 		},
 		Moved: func(int64, int32) bool { return true },
 		Now:   func() time.Time { return time.UnixMilli(0) },
@@ -110,7 +101,7 @@ func frameOf(xid int32, op jute.Op, rec jute.Record) []byte {
 // decisions 6 and 7).
 func TestCoreEventsReplyReads(t *testing.T) {
 	k, rep, ep := newTestCore(t)
-	k.Watches().Add(watch.Watcher(ep.id), "/a", watch.ModeData)
+	k.watches.Add(watch.Watcher(ep.id), "/a", watch.ModeData)
 	set := &jute.SetDataRequest{Path: "/a", Data: []byte("y"), Version: -1}
 	if err := k.Handle(ep, frameOf(1, jute.OpSetData, set), time.Time{}); err != nil {
 		t.Fatal(err)

@@ -14,4 +14,8 @@ const (
 	// MutReadsBeforeWrite answers the reads that waited for a write
 	// before the write's own reply (FIFO, DESIGN decision 6).
 	MutReadsBeforeWrite
+	// MutWatchOnMissingNode has a getData set its watch before it looks
+	// the node up, so a getData of a missing node leaves a data watch
+	// (Apache sets none: only exists watches a missing node).
+	MutWatchOnMissingNode
 )

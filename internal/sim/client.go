@@ -31,6 +31,7 @@ const (
 	opMulti       opKind = 'm' // multi: check key version, setData key2
 	opSyncRead    opKind = 'r' // sync, then getData of a key
 	opRead        opKind = 'g' // getData (with a watch) without sync
+	opExists      opKind = 'x' // exists with a watch: set on a missing node too
 	opCreateEph   opKind = 'e' // an ephemeral node
 	opCreateSeq   opKind = 'q' // a persistent sequential node
 	opContainer   opKind = 'n' // a container with a child, then the child deleted
@@ -66,6 +67,8 @@ func (in kvInput) String() string {
 		return fmt.Sprintf("sync+get %s", keyPath(in.key))
 	case opRead:
 		return fmt.Sprintf("get %s watch=%v", keyPath(in.key), in.watch)
+	case opExists:
+		return fmt.Sprintf("exists %s watch", keyPath(in.key))
 	}
 	return fmt.Sprintf("%c %s", in.op, in.path)
 }
@@ -264,11 +267,13 @@ func (c *client) syncing() bool {
 
 func (c *client) pickRead() kvInput {
 	k := c.s.rng.IntN(nKeys)
-	switch c.s.rng.IntN(3) {
+	switch c.s.rng.IntN(4) {
 	case 0:
 		return kvInput{op: opRead, key: k, watch: c.s.chance(0.7)}
 	case 1:
 		return kvInput{op: opGetChildren, path: "/"}
+	case 2:
+		return kvInput{op: opExists, key: k, watch: true}
 	}
 	return kvInput{op: opSyncRead, key: k}
 }
@@ -343,6 +348,8 @@ func (c *client) request(in kvInput) txn.Request {
 		req.Op, req.Record = jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: in.data, LeavingServers: in.data2, CurConfigID: -1}
 	case opRead:
 		req.Op, req.Record = jute.OpGetData, &jute.PathWatch{Path: p, Watch: in.watch}
+	case opExists:
+		req.Op, req.Record = jute.OpExists, &jute.PathWatch{Path: p, Watch: in.watch}
 	case opGetChildren:
 		req.Op, req.Record = jute.OpGetChildren, &jute.PathWatch{Path: in.path}
 	}
@@ -542,6 +549,10 @@ func decodeOutput(op opKind, code jute.Code, body []byte) (kvOutput, error) {
 		var r jute.GetDataResponse
 		err = jute.Unmarshal(body, &r)
 		out.exists, out.data, out.version = true, string(r.Data), r.Stat.Version
+	case opExists:
+		var r jute.StatResponse
+		err = jute.Unmarshal(body, &r)
+		out.exists, out.version = true, r.Stat.Version
 	case opGetChildren:
 		var r jute.GetChildrenResponse
 		err = jute.Unmarshal(body, &r)
@@ -563,10 +574,10 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 	c.s.logf("c%d <- m%d #%d %s = %s @%d", c.id, cn.m.id, cl.cxid, cl.in, out, zxid)
 	c.s.stamp++
 	c.s.record(cl, out, c.s.stamp)
-	if cl.in.op == opRead || cl.in.op == opSyncRead {
+	if cl.in.op == opRead || cl.in.op == opSyncRead || cl.in.op == opExists {
 		c.checkNotNewer(cn.m, keyPath(cl.in.key), zxid)
 	}
-	if cl.in.op == opRead && cl.in.watch {
+	if c.armed(cl.in, out.code) {
 		path := keyPath(cl.in.key)
 		if _, ok := c.watches[path]; !ok {
 			c.watches[path] = zxid
@@ -585,6 +596,21 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 			c.dead = true
 		}
 	}
+}
+
+// armed reports whether a read with this outcome set a watch: as in
+// Apache, a getData only when it found the node, an exists either way
+// (on a missing node, the watch NodeCreated fires).
+func (c *client) armed(in kvInput, code jute.Code) bool {
+	switch {
+	case !in.watch:
+		return false
+	case in.op == opRead:
+		return code == jute.OK
+	case in.op == opExists:
+		return code == jute.OK || code == jute.NoNode
+	}
+	return false
 }
 
 // checkNotNewer: a client never sees data newer than a watch event it has

@@ -22,7 +22,6 @@ import (
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/vfs/errorfs"
-	"github.com/zoohq/zoo/internal/watch"
 )
 
 var errLinkDown = errors.New("sim: link down")
@@ -201,7 +200,6 @@ func (m *member) start() {
 			}
 			return nil // not a typed nil in the interface
 		},
-		Read:  m.serveRead,
 		Moved: m.touchMoved,
 		Now:   func() time.Time { return time.UnixMilli(m.now()) },
 	})
@@ -481,32 +479,6 @@ func (m *member) sessionChanged(ev replica.Event) {
 			c.finish()
 		}
 	}
-}
-
-// serveRead is the request path's ReadFunc: the simulator's reads, with
-// their watches registered in the Core's watch registry. A data watch is
-// set on a missing node too, as exists sets one.
-func (m *member) serveRead(ep server.Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, _ int64) (jute.Code, jute.Record) {
-	w := watch.Watcher(ep.ID())
-	switch h.Type {
-	case jute.OpGetData:
-		r := rec.(*jute.PathWatch)
-		if r.Watch {
-			m.srv.Watches().Add(w, r.Path, watch.ModeData)
-		}
-		data, stat, err := st.Tree.Get(r.Path)
-		if err != nil {
-			return codeOf(err), nil
-		}
-		return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
-	case jute.OpGetChildren:
-		kids, _, err := st.Tree.Children(rec.(*jute.PathWatch).Path)
-		if err != nil {
-			return codeOf(err), nil
-		}
-		return jute.OK, &jute.GetChildrenResponse{Children: kids}
-	}
-	return jute.Unimplemented, nil
 }
 
 // readKey reads a key from the member's state, for the final reads.
