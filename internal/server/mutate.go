@@ -18,4 +18,8 @@ const (
 	// the node up, so a getData of a missing node leaves a data watch
 	// (Apache sets none: only exists watches a missing node).
 	MutWatchOnMissingNode
+	// MutSetWatchesForgetsChanges has setWatches take the client's
+	// watches as of now, not of the last zxid it saw: a data watch whose
+	// node changed while the client was away is registered, not fired.
+	MutSetWatchesForgetsChanges
 )

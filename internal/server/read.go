@@ -220,6 +220,9 @@ func (k *Core) removeWatches(w watch.Watcher, op jute.Op, r *jute.WatchTypeReque
 // node changed after the client's last zxid fire at once instead.
 // Ref: DESIGN decision 7.
 func (k *Core) setWatches(ep Endpoint, r *jute.SetWatches2, st *txn.State, zxid int64) (jute.Code, jute.Record) {
+	if mutated(MutSetWatchesForgetsChanges) {
+		r.RelativeZxid = zxid
+	}
 	for _, d := range k.watches.SetWatches(watch.Watcher(ep.ID()), r, zxid, st.Tree) {
 		ep.Send(eventFrame(d.Event.Type, d.Event.Path))
 	}

@@ -38,6 +38,7 @@ func TestMutations(t *testing.T) {
 		{"watch events queued after the write's reply", srv(server.MutEventsAfterReply), 0, Options{}},
 		{"waiting reads answered before the write's reply", srv(server.MutReadsBeforeWrite), 0, Options{}},
 		{"getData sets its watch on a missing node", srv(server.MutWatchOnMissingNode), 0, Options{}},
+		{"setWatches forgets the changes since the client's last zxid", srv(server.MutSetWatchesForgetsChanges), 0, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set(true)
