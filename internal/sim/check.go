@@ -162,6 +162,12 @@ func (s *Sim) check() {
 		if !m.up || !s.inConfig[m.id] {
 			continue
 		}
+		// The clients have sent nothing since the heal, longer ago than
+		// any session's timeout: every session has expired (a leader
+		// that lost a session's closeSession proposed it again).
+		for _, id := range slices.Sorted(maps.Keys(m.state.Sessions)) {
+			s.fail("session %x outlived its timeout: live on m%d %dms after its client went quiet", id, m.id, s.now-s.opt.Duration)
+		}
 		for _, id := range slices.Sorted(maps.Keys(s.ended)) {
 			if _, ok := m.state.Sessions[id]; ok {
 				s.fail("session %x was closed but m%d still has it", id, m.id)

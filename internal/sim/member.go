@@ -30,7 +30,8 @@ var errLinkDown = errors.New("sim: link down")
 // internal/server's request path (server.Core) over simulated
 // connections, and the housekeeping internal/server does with goroutines
 // and timers (expiry, activity reports, container and TTL cleanup,
-// session moves), done here on the simulated clock.
+// session moves), decided by its server.Housekeeper and done here on the
+// simulated clock.
 type member struct {
 	// peers are the servers this member takes messages from, as
 	// internal/peer's transport accepts only the servers of its list: the
@@ -54,15 +55,13 @@ type member struct {
 	skew        int64 // its wall clock's offset from simulated time, ms
 	gen         int   // incarnation, so a dead one's timers stop
 
-	core    *replica.Replica
-	state   *txn.State
-	tracker *session.Tracker
-	ids     *session.IDGen
-	leading bool
-	active  map[int64]bool   // sessions heard from since the last report
-	srv     *server.Core     // internal/server's request path
-	conns   map[uint64]*conn // by id (the watcher id)
-	bySess  map[int64]*conn  // the connection each session is on
+	core   *replica.Replica
+	state  *txn.State
+	hk     *server.Housekeeper // internal/server's expiry and cleanup decisions
+	ids    *session.IDGen
+	srv    *server.Core     // internal/server's request path
+	conns  map[uint64]*conn // by id (the watcher id)
+	bySess map[int64]*conn  // the connection each session is on
 	// applying is the zxid of the txn being applied, while srv fires its
 	// watches: a watch event's frame carries zxid -1, as Apache's, so the
 	// simulated connection stamps it with this for the watch checks.
@@ -143,11 +142,9 @@ func (m *member) start() {
 	}
 	m.conns = make(map[uint64]*conn)
 	m.bySess = make(map[int64]*conn)
-	m.active = make(map[int64]bool)
 	m.trigLog = nil
-	m.leading = false
 	now := m.now()
-	m.tracker = session.New(tickMs*10, now)
+	m.hk = server.NewHousekeeper(tickMs*10, true, now)
 	m.ids = session.NewIDGen(int64(m.id), now+int64(m.gen))
 	core, err := replica.NewCore(replica.Config{
 		ID:              m.id,
@@ -205,9 +202,7 @@ func (m *member) start() {
 	})
 	prep.SetReconfig(core)
 	m.up = true
-	for id, info := range m.state.Sessions {
-		m.tracker.Add(id, info.TimeoutMs, now)
-	}
+	m.hk.Track(m.state.Sessions, now)
 	m.peers = m.startPeers(core.LastZxid() == 0 && m.spare)
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
 	m.process()
@@ -310,72 +305,45 @@ func (m *member) deliverSnapshot(from uint64, header, body []byte) {
 	m.process()
 }
 
-// housekeeping is internal/server's expiry loop: the leader expires
-// sessions and removes empty containers and expired TTL nodes; the
-// others report the sessions they heard from.
+// housekeeping is internal/server's expiry loop on the simulated clock,
+// with its decisions taken by server.Housekeeper: the leader expires
+// sessions (again if their closeSession did not apply) and removes empty
+// containers and expired TTL nodes; the others report the sessions they
+// heard from.
 func (m *member) housekeeping() {
+	now := m.now()
 	if !m.core.IsLeader() {
-		m.leading = false
-		ids := slices.Sorted(maps.Keys(m.active))
-		clear(m.active)
-		m.core.ReportActivity(ids)
+		m.core.ReportActivity(m.hk.Follow())
 		return
 	}
-	now := m.now()
-	if !m.leading {
-		m.leading = true
-		m.tracker = session.New(tickMs*10, now)
-		for _, id := range slices.Sorted(maps.Keys(m.state.Sessions)) {
-			m.tracker.Add(id, m.state.Sessions[id].TimeoutMs, now)
-		}
+	if !m.hk.Leading() {
+		m.hk.TakeOver(m.state.Sessions, now)
 	}
-	for _, id := range m.tracker.Expired(now) {
-		m.tracker.SetClosing(id)
+	e := m.hk.Expire(now)
+	for _, id := range e.Expired {
 		m.s.logf("m%d expires session %x", m.id, id)
 		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
 	}
-	// As internal/server: a closeSession that did not apply goes again.
-	for _, id := range m.tracker.Reclose(now, recloseMs) {
+	for _, id := range e.Again {
 		m.s.logf("m%d expires session %x again: its closeSession did not apply", m.id, id)
 		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
 	}
 	if m.core.Ticks()%20 == 0 {
-		paths := append(m.state.Tree.ContainersToDelete(), m.state.Tree.ExpiredTTL(now)...)
-		slices.Sort(paths) // the tree lists them in map order
-		for _, p := range paths {
+		for _, p := range server.Cleanup(m.state, now, 0) {
 			_ = m.core.Propose(txn.Request{Op: jute.OpDeleteContainer, Record: &jute.PathRequest{Path: p}}, 0)
 		}
 	}
 }
 
-// recloseMs is internal/server's recloseTicks, in the simulator's expiry
-// ticks (tickMs*10).
-const recloseMs = 5 * tickMs * 10
-
-func (m *member) onActivity(ids []int64) {
-	now := m.now()
-	for _, id := range ids {
-		m.tracker.Touch(id, now)
-	}
-}
+func (m *member) onActivity(ids []int64) { m.hk.Activity(ids, m.now()) }
 
 // touch records a session's traffic here; it reports whether the expiry
 // tracker knows the session and is not closing it.
-func (m *member) touch(sid int64) bool {
-	m.active[sid] = true
-	return m.tracker.Touch(sid, m.now())
-}
+func (m *member) touch(sid int64) bool { return m.hk.Touch(sid, m.now()) }
 
-// touchMoved is internal/server's touchMoved: a session that moved here,
-// live in the replicated state, is tracked afresh if the tracker missed
-// its creation (the member took a leader's snapshot) or, off the leader,
-// still marks it closing from an earlier term.
+// touchMoved is the request path's Moved: internal/server's touchMoved.
 func (m *member) touchMoved(sid int64, timeoutMs int32) bool {
-	if e, known := m.tracker.Get(sid); !known || (e.Closing && !m.core.IsLeader()) {
-		m.tracker.Remove(sid)
-		m.tracker.Add(sid, timeoutMs, m.now())
-	}
-	return m.touch(sid)
+	return m.hk.TouchMoved(sid, timeoutMs, m.core.IsLeader(), m.now())
 }
 
 // onApply is internal/server's onApply for the simulator: the request
@@ -406,6 +374,7 @@ func (m *member) onApply(ev replica.Event) {
 		m.s.logf("m%d installed a snapshot at %d", m.id, ev.Zxid)
 		m.s.restored(m, ev.Zxid)
 		m.peers = m.startPeers(false) // as internal/server's snapshotInstalled
+		m.hk.Track(m.state.Sessions, m.now())
 		m.trigLog = nil
 		m.dropConns()
 	}
@@ -460,24 +429,21 @@ func line(id uint64, role string) string {
 	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:%s;127.0.0.1:%d", id, 2000+id, 3000+id, role, 4000+id)
 }
 
+// sessionChanged is internal/server's: expiry follows the replicated
+// session table, and the connection of a session that moved away closes
+// at once, that of a session that ended after what is queued for it.
 func (m *member) sessionChanged(ev replica.Event) {
-	t := ev.Txn
-	switch t.Type {
-	case jute.OpCreateSession:
-		if ev.Result.Err == jute.OK {
-			m.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, m.now())
-		}
-	case txn.OpSetOwner:
-		if ev.Result.Err == jute.OK && t.Body.(*txn.SetOwnerTxn).Owner != int64(m.id) {
-			if c := m.bySess[t.SessionID]; c != nil {
-				c.close()
-			}
-		}
-	case jute.OpCloseSession:
-		m.tracker.Remove(t.SessionID)
-		if c := m.bySess[t.SessionID]; c != nil {
-			c.finish()
-		}
+	sid := ev.Txn.SessionID
+	end := m.hk.Applied(ev.Txn, ev.Result.Err, int64(m.id), m.now())
+	c := m.bySess[sid]
+	if end == server.Keep || c == nil {
+		return
+	}
+	delete(m.bySess, sid)
+	if end == server.Moved {
+		c.close()
+	} else {
+		c.finish()
 	}
 }
 
