@@ -165,3 +165,37 @@ func TestCoreProposeFails(t *testing.T) {
 		t.Fatalf("registry holds %d writes; want none", w)
 	}
 }
+
+// The Core answers reads itself (read.go) for any Endpoint: the ACL check
+// uses the endpoint's ids, and a watch is set only by a read that
+// succeeds, or by exists on a missing node, as in Apache.
+func TestCoreReads(t *testing.T) {
+	k, rep, ep := newTestCore(t)
+	secret := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "bob:x"}}}
+	if _, err := rep.st.Tree.CreateNode("/secret", []byte("s"), secret, 0, 0, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	w := watch.Watcher(ep.id)
+	for i, tc := range []struct {
+		op        jute.Op
+		path      string
+		wantReply string
+		watched   bool // a data watch on path afterwards
+	}{
+		{jute.OpGetData, "/missing", "reply 1 -101", false}, // NoNode
+		{jute.OpGetData, "/secret", "reply 2 -102", false},  // NoAuth
+		{jute.OpExists, "/missing", "reply 3 -101", true},   // the exist watch
+		{jute.OpGetData, "/a", "reply 4 0", true},
+	} {
+		xid := int32(i + 1)
+		if err := k.Handle(ep, frameOf(xid, tc.op, &jute.PathWatch{Path: tc.path, Watch: true}), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ep.got[len(ep.got)-1]; got != tc.wantReply {
+			t.Errorf("%v %s: %s, want %s", tc.op, tc.path, got, tc.wantReply)
+		}
+		if got := k.watches.Check(w, tc.path, jute.WatcherData); got != tc.watched {
+			t.Errorf("%v %s: data watch set %v, want %v", tc.op, tc.path, got, tc.watched)
+		}
+	}
+}
