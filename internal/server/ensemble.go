@@ -217,20 +217,18 @@ func (s *Server) serving() bool {
 // without a leader for a whole election timeout, and, with read-only
 // mode, turns read-only after readOnlyDelay.
 func (s *Server) checkQuorum() {
-	if s.serving() {
-		s.leaderless = time.Time{}
+	serving := s.serving()
+	s.smu.Lock()
+	lost := time.Duration(s.hk.Leaderless(serving, s.nowMs())) * time.Millisecond
+	s.smu.Unlock()
+	if serving {
 		s.exitReadOnly()
 		return
 	}
-	now := time.Now()
-	if s.leaderless.IsZero() {
-		s.leaderless = now
+	if lost < electionTimeout(s.cfg.TickTime) {
 		return
 	}
-	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
-		return
-	}
-	if s.cfg.ReadOnlyMode && now.Sub(s.leaderless) >= readOnlyDelay(s.cfg.TickTime) {
+	if s.cfg.ReadOnlyMode && lost >= readOnlyDelay(s.cfg.TickTime) {
 		s.enterReadOnly()
 		return
 	}

@@ -29,6 +29,9 @@ type Housekeeper struct {
 	tracker  *session.Tracker
 	active   map[int64]struct{} // sessions heard from since the last report
 	leading  bool               // tracking expiry as the leader
+	// lostAt is when the server last stopped serving clients (no
+	// leader, or out of the membership); 0 while it serves.
+	lostAt int64
 }
 
 // recloseTicks is how many ticks a leader waits for an expired session's
@@ -80,6 +83,23 @@ func (h *Housekeeper) Follow() []int64 {
 	return ids
 }
 
+// Leaderless tells a member of an ensemble whether it serves clients at
+// now (it knows a leader and is in the membership) and returns how long
+// it has not: 0 while it serves and at the first check it does not. Past
+// an election timeout the server closes its client connections (or turns
+// read-only), so that its clients move to a server in the majority.
+func (h *Housekeeper) Leaderless(serving bool, now int64) int64 {
+	switch {
+	case serving:
+		h.lostAt = 0
+	case h.lostAt == 0:
+		h.lostAt = now
+	default:
+		return now - h.lostAt
+	}
+	return 0
+}
+
 // Expiry is what one expiry check asks of the server.
 type Expiry struct {
 	// Expired are the sessions whose time is up: the server proposes
@@ -100,9 +120,7 @@ func (h *Housekeeper) Expire(now int64) Expiry {
 	for _, id := range e.Expired {
 		h.tracker.SetClosing(id)
 	}
-	if !mutated(MutNoReclose) {
-		e.Again = h.tracker.Reclose(now, recloseTicks*h.tickMs)
-	}
+	e.Again = h.tracker.Reclose(now, recloseTicks*h.tickMs)
 	e.Next = h.tracker.NextExpiry()
 	return e
 }
@@ -167,6 +185,9 @@ func (h *Housekeeper) Applied(t *txn.Txn, err jute.Code, self int64, now int64) 
 	switch {
 	case t.Type == jute.OpCloseSession:
 		h.tracker.Remove(t.SessionID)
+		if mutated(MutEndedKeepsConn) {
+			return Keep
+		}
 		return Ended
 	case err != jute.OK:
 	case t.Type == jute.OpCreateSession:

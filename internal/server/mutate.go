@@ -22,7 +22,7 @@ const (
 	// watches as of now, not of the last zxid it saw: a data watch whose
 	// node changed while the client was away is registered, not fired.
 	MutSetWatchesForgetsChanges
-	// MutNoReclose has the leader never propose again an expired
-	// session's closeSession that did not apply (a dropped proposal).
-	MutNoReclose
+	// MutEndedKeepsConn leaves the connection of a session that was
+	// closed or expired open, as if the session lived on.
+	MutEndedKeepsConn
 )

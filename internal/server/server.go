@@ -255,12 +255,11 @@ type Server struct {
 	hk  *Housekeeper // session expiry and activity (housekeeper.go)
 	ids *session.IDGen
 
-	peers      *peer.Transport                 // in an ensemble; else nil
-	peerAddrs  map[uint64]string               // the peers' addresses; the replica's loop owns it
-	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
-	leaderless time.Time                       // housekeeping's: when the leader was lost
-	removed    atomic.Bool                     // a reconfig took this server out of the membership
-	ro         readOnlyState                   // read-only mode (readonly.go)
+	peers     *peer.Transport                 // in an ensemble; else nil
+	peerAddrs map[uint64]string               // the peers' addresses; the replica's loop owns it
+	running   atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
+	removed   atomic.Bool                     // a reconfig took this server out of the membership
+	ro        readOnlyState                   // read-only mode (readonly.go)
 
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
 	wg        sync.WaitGroup

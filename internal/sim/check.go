@@ -178,10 +178,17 @@ func (s *Sim) check() {
 		}
 	}
 	for _, c := range s.clients {
-		if c.conn == nil || c.conn.closed || c.conn.handshake || slices.ContainsFunc(c.calls, func(cl *call) bool { return cl.in.op == opSetWatches }) {
-			continue // its watches are not (yet) registered on this connection
+		if c.conn == nil || c.conn.closed {
+			continue
 		}
 		m := c.conn.m
+		if s.ended[c.conn.session] {
+			// Its client would go on as if the session lived.
+			s.fail("the connection of c%d's ended session %x is still open on m%d", c.id, c.conn.session, m.id)
+		}
+		if c.conn.handshake || slices.ContainsFunc(c.calls, func(cl *call) bool { return cl.in.op == opSetWatches }) {
+			continue // its watches are not (yet) registered on this connection
+		}
 		for _, path := range slices.Sorted(maps.Keys(c.watches)) {
 			set := c.watches[path].set
 			for _, t := range m.trigLog {

@@ -312,6 +312,14 @@ func (m *member) deliverSnapshot(from uint64, header, body []byte) {
 // heard from.
 func (m *member) housekeeping() {
 	now := m.now()
+	// As the Server's checkQuorum (without read-only mode): a member that
+	// knows no leader, or is out of the membership, for an election
+	// timeout lets its clients go, to move to a member of the majority.
+	serving := m.core.Leader() != 0 && m.peers[m.id]
+	if lost := m.hk.Leaderless(serving, now); lost >= electionMs && len(m.conns) > 0 {
+		m.s.logf("m%d has had no leader for %dms: closing client connections", m.id, lost)
+		m.dropConns()
+	}
 	if !m.core.IsLeader() {
 		m.core.ReportActivity(m.hk.Follow())
 		return
@@ -334,6 +342,9 @@ func (m *member) housekeeping() {
 		}
 	}
 }
+
+// electionMs is the members' election timeout: ElectionTicks of tickMs.
+const electionMs = 10 * tickMs
 
 func (m *member) onActivity(ids []int64) { m.hk.Activity(ids, m.now()) }
 

@@ -39,7 +39,7 @@ func TestMutations(t *testing.T) {
 		{"waiting reads answered before the write's reply", srv(server.MutReadsBeforeWrite), 0, Options{}},
 		{"getData sets its watch on a missing node", srv(server.MutWatchOnMissingNode), 0, Options{}},
 		{"setWatches forgets the changes since the client's last zxid", srv(server.MutSetWatchesForgetsChanges), 0, Options{}},
-		{"expiry never proposes a dropped closeSession again", srv(server.MutNoReclose), 6000, Options{}},
+		{"the connection of an ended session kept open", srv(server.MutEndedKeepsConn), 0, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set(true)
