@@ -38,12 +38,12 @@
 // which conn implements (endpoint.go). Housekeeper (housekeeper.go) is
 // the part of housekeeping with no goroutine or clock: session expiry and
 // its retry, activity reports, a new leader's take-over, container and
-// TTL cleanup, and which session's connection ends when a session txn
-// applies; the housekeeping goroutine and onApply carry out what it
-// decides. internal/sim runs Core and Housekeeper in every simulated
+// TTL cleanup, which session's connection ends when a session txn
+// applies, and how long the server has had no leader (checkQuorum); the
+// housekeeping goroutine and onApply carry out what it decides. internal/sim runs Core and Housekeeper in every simulated
 // member over simulated connections and a simulated clock; it does not
 // run conn.go, connread.go, outq.go, the handshake's checks, the
-// housekeeping goroutine's timers, checkQuorum or catchup.go.
+// housekeeping goroutine's timers, read-only mode or catchup.go.
 //
 // # Locks
 //

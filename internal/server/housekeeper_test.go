@@ -156,3 +156,26 @@ func TestCleanup(t *testing.T) {
 		t.Fatalf("Cleanup with limit 2 = %v, want %v", got, want)
 	}
 }
+
+// Leaderless counts from the first check without a leader, and starts
+// again once the server serves.
+func TestHousekeeperLeaderless(t *testing.T) {
+	h := NewHousekeeper(hkTick, true, 0)
+	for _, step := range []struct {
+		serving bool
+		now     int64
+		want    int64
+	}{
+		{true, 1000, 0},
+		{false, 1100, 0}, // lost: counting starts
+		{false, 1250, 150},
+		{false, 1400, 300},
+		{true, 1500, 0},
+		{false, 1600, 0}, // lost again: counting starts again
+		{false, 1650, 50},
+	} {
+		if got := h.Leaderless(step.serving, step.now); got != step.want {
+			t.Fatalf("Leaderless(%v, %d) = %d, want %d", step.serving, step.now, got, step.want)
+		}
+	}
+}

@@ -14,8 +14,11 @@
 // session, zxids that never go backwards for a client, the same state
 // digest on every member at every applied index (which is also how an
 // acknowledged write lost in a crash shows), no ephemeral of an ended
-// session left, and watch events that match a change, come in zxid order
-// and are not lost while the client stays connected.
+// session left, no session left once its client went quiet (it expired),
+// no connection of an ended session left open, and watch events that
+// match a change, come in zxid order and are not lost while the client
+// stays connected, nor across a reconnect (the events its setWatches
+// owes for the changes it missed).
 //
 // What runs where. Each member runs internal/server's request path,
 // server.Core: its clients send jute request frames to Core.Handle (and
@@ -34,9 +37,11 @@
 // session expiry on the leader (with the closeSession proposed again when
 // it did not apply), activity reports from the others, a new leader's
 // take-over, the tracking of moved sessions, container and TTL cleanup,
-// and which session's connection ends when a createSession, setOwner or
-// closeSession applies; the member carries them out on the simulated
-// clock. So the checks cover the server's reply matching, FIFO,
+// which session's connection ends when a createSession, setOwner or
+// closeSession applies, and how long a member has served no clients (no
+// leader, or out of the membership: past an election timeout it drops
+// its clients, as checkQuorum does); the member carries them out on the
+// simulated clock. So the checks cover the server's reply matching, FIFO,
 // completion, reads, watch firing and re-registration, and expiry too
 // (TestMutations plants defects there).
 //
@@ -47,8 +52,7 @@
 // such as the refusal of a client whose zxid is ahead, which the
 // simulated client applies itself); not the housekeeping goroutine's
 // timers (the member calls the Housekeeper every 5 ticks, its cleanup
-// every 20, with no per-minute limit), checkQuorum's closing of clients
-// on a member without a leader, or memory release. On a snapshot from
+// every 20, with no per-minute limit), read-only mode, or memory release. On a snapshot from
 // the leader a member drops its client connections, where the Server
 // keeps them and rebases their watches (catchup.go). The simulated
 // clients are super users, so ACL checks always pass; they use data
