@@ -430,7 +430,7 @@ func (c *client) sendOn(cn *conn, in kvInput) {
 		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record),
 			requestFrame(c.cxid, jute.OpGetData, &jute.PathWatch{Path: keyPath(in.key)}))
 	case opSetWatches:
-		frames = append(frames, requestFrame(cl.cxid, jute.OpSetWatches2, c.rewatch(cl)))
+		frames = append(frames, requestFrame(cl.cxid, jute.OpSetWatches2, c.setWatches(cl)))
 	default:
 		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record))
 	}
@@ -461,10 +461,10 @@ func (c *client) sendOn(cn *conn, in kvInput) {
 	})
 }
 
-// rewatch makes cl the setWatches2 of the client's armed watches: data
+// setWatches makes cl the setWatches2 of the client's armed watches: data
 // watches, and exist watches for the nodes that were missing, relative
 // to the last zxid the client saw.
-func (c *client) rewatch(cl *call) *jute.SetWatches2 {
+func (c *client) setWatches(cl *call) *jute.SetWatches2 {
 	cl.rewatch, cl.rel = maps.Clone(c.watches), c.maxZxid
 	sw := &jute.SetWatches2{RelativeZxid: cl.rel}
 	for _, p := range slices.Sorted(maps.Keys(c.watches)) {
