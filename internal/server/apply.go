@@ -24,7 +24,7 @@ func (s *Server) onApply(ev replica.Event) {
 			s.restored(ev.State)
 		}
 		s.auditEphemerals(ev)
-		s.sessionChanged(ev.Txn)
+		s.sessionChanged(ev)
 		if ev.Txn.Type == jute.OpReconfig && ev.Result.Err == jute.OK {
 			s.reconfigured(ev.Result.Data)
 		}

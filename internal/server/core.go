@@ -18,8 +18,9 @@ import (
 // Core is the server's request path between its client connections and
 // the replica, without sockets, goroutines or a wall clock, as raft's
 // RawNode is raft without Node's goroutine: the registry of requests in
-// flight (registry.go), the watch registry, the encoding of replies and
-// watch events, and the consumption of the replica's events (Apply). It
+// flight (registry.go), the watch registry, the reads (read.go), the
+// encoding of replies and watch events, and the consumption of the
+// replica's events (Apply). It
 // reaches connections only through Endpoint, and the replica through
 // CoreReplica. The Server wires it to real connections and the replica's
 // loop; internal/sim wires it to simulated connections and replica cores,
@@ -79,18 +80,12 @@ type CoreReplica interface {
 	LastZxid() int64
 }
 
-// ReadFunc answers a request that needs no txn (a read, ping, watch
-// registration) from st, at zxid, which the caller holds locked.
-type ReadFunc func(ep Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, zxid int64) (jute.Code, jute.Record)
-
 // CoreConfig is what a Core needs.
 type CoreConfig struct {
 	Logger  *slog.Logger
 	Replica CoreReplica
 	// Conn returns the open connection with the given id, or nil.
 	Conn func(id uint64) Endpoint
-	// Read answers reads.
-	Read ReadFunc
 	// Moved records that a session, live in the replicated state with
 	// this timeout, moved here (its setOwner applied), and reports false
 	// if the expiry tracker is closing it.
@@ -111,9 +106,6 @@ func newCore(cfg CoreConfig, reqs *registry, w *watch.Registry, tokens chan stru
 	}
 	return &Core{cfg: cfg, log: cfg.Logger, reqs: reqs, watches: w, tokens: tokens, metrics: m}
 }
-
-// Watches is the watch registry, for the Core's ReadFunc.
-func (k *Core) Watches() *watch.Registry { return k.watches }
 
 // Open starts tracking a connection's requests.
 func (k *Core) Open(ep Endpoint) { k.reqs.open(ep.ID()) }

@@ -66,8 +66,7 @@ func (r *fakeReplica) Propose(_ txn.Request, tag uint64) error {
 func (r *fakeReplica) Read(f func(*txn.State, int64)) { f(r.st, r.zxid) }
 func (r *fakeReplica) LastZxid() int64                { return r.zxid }
 
-// newTestCore is a Core over one endpoint and a tree holding /a, whose
-// reads answer getData from the tree.
+// newTestCore is a Core over one endpoint and a tree holding /a.
 func newTestCore(t *testing.T) (*Core, *fakeReplica, *fakeEndpoint) {
 	t.Helper()
 	st := txn.NewState(tree.New())
@@ -83,14 +82,6 @@ func newTestCore(t *testing.T) (*Core, *fakeReplica, *fakeEndpoint) {
 				return ep
 			}
 			return nil
-		},
-		Read: func(_ Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, _ int64) (jute.Code, jute.Record) {
-			p := rec.(*jute.PathWatch)
-			data, stat, err := st.Tree.Get(p.Path)
-			if err != nil {
-				return jute.NoNode, nil
-			}
-			return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
 		},
 		Moved: func(int64, int32) bool { return true },
 		Now:   func() time.Time { return time.UnixMilli(0) },
@@ -110,7 +101,7 @@ func frameOf(xid int32, op jute.Op, rec jute.Record) []byte {
 // decisions 6 and 7).
 func TestCoreEventsReplyReads(t *testing.T) {
 	k, rep, ep := newTestCore(t)
-	k.Watches().Add(watch.Watcher(ep.id), "/a", watch.ModeData)
+	k.watches.Add(watch.Watcher(ep.id), "/a", watch.ModeData)
 	set := &jute.SetDataRequest{Path: "/a", Data: []byte("y"), Version: -1}
 	if err := k.Handle(ep, frameOf(1, jute.OpSetData, set), time.Time{}); err != nil {
 		t.Fatal(err)
@@ -172,5 +163,39 @@ func TestCoreProposeFails(t *testing.T) {
 	}
 	if w, _ := k.reqs.size(); w != 0 {
 		t.Fatalf("registry holds %d writes; want none", w)
+	}
+}
+
+// The Core answers reads itself (read.go) for any Endpoint: the ACL check
+// uses the endpoint's ids, and a watch is set only by a read that
+// succeeds, or by exists on a missing node, as in Apache.
+func TestCoreReads(t *testing.T) {
+	k, rep, ep := newTestCore(t)
+	secret := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "bob:x"}}}
+	if _, err := rep.st.Tree.CreateNode("/secret", []byte("s"), secret, 0, 0, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	w := watch.Watcher(ep.id)
+	for i, tc := range []struct {
+		op        jute.Op
+		path      string
+		wantReply string
+		watched   bool // a data watch on path afterwards
+	}{
+		{jute.OpGetData, "/missing", "reply 1 -101", false}, // NoNode
+		{jute.OpGetData, "/secret", "reply 2 -102", false},  // NoAuth
+		{jute.OpExists, "/missing", "reply 3 -101", true},   // the exist watch
+		{jute.OpGetData, "/a", "reply 4 0", true},
+	} {
+		xid := int32(i + 1)
+		if err := k.Handle(ep, frameOf(xid, tc.op, &jute.PathWatch{Path: tc.path, Watch: true}), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ep.got[len(ep.got)-1]; got != tc.wantReply {
+			t.Errorf("%v %s: %s, want %s", tc.op, tc.path, got, tc.wantReply)
+		}
+		if got := k.watches.Check(w, tc.path, jute.WatcherData); got != tc.watched {
+			t.Errorf("%v %s: data watch set %v, want %v", tc.op, tc.path, got, tc.watched)
+		}
 	}
 }

@@ -31,21 +31,27 @@
 // # The request path, and what the simulator runs
 //
 // Core (core.go) is the part of the request path with no socket,
-// goroutine or wall clock: the registry, the watch registry, reply and
+// goroutine or wall clock: the registry, the watch registry, the reads
+// (read.go, over an Endpoint: its id, session and auth ids), reply and
 // event encoding, request completion and the replica's Applied, Synced
 // and Dropped events. It reaches a connection only through Endpoint,
-// which conn implements (endpoint.go). internal/sim runs Core in every
-// simulated member over simulated connections; it does not run conn.go,
-// connread.go, outq.go, read.go, the handshake's checks or the
-// housekeeping loop, which have copies of their logic there.
+// which conn implements (endpoint.go). Housekeeper (housekeeper.go) is
+// the part of housekeeping with no goroutine or clock: session expiry and
+// its retry, activity reports, a new leader's take-over, container and
+// TTL cleanup, which session's connection ends when a session txn
+// applies, and how long the server has had no leader (checkQuorum); the
+// housekeeping goroutine and onApply carry out what it decides. internal/sim runs Core and Housekeeper in every simulated
+// member over simulated connections and a simulated clock; it does not
+// run conn.go, connread.go, outq.go, the handshake's checks, the
+// housekeeping goroutine's timers, read-only mode or catchup.go.
 //
 // # Locks
 //
 // Taken in this order, never the other way: the replica's state lock
 // (write-held in onApply for an applied txn, read-held in a rep.Read
 // callback), Server.ro.mu, Server.mu, then the leaves, which take no other
-// lock: Server.smu, registry.mu, conn.authMu, an outq's mu, the watch
-// registry's and the stats' locks. A request is never completed under a
+// lock: Server.smu (the Housekeeper and the session ids), registry.mu,
+// conn.authMu, an outq's mu, the watch registry's and the stats' locks. A request is never completed under a
 // leaf lock: the registry hands requests back and the caller completes
 // them after its lock is released.
 package server

@@ -52,9 +52,6 @@ func (s *Server) newCore() *Core {
 			}
 			return nil // not a typed nil in the interface
 		},
-		Read: func(ep Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, zxid int64) (jute.Code, jute.Record) {
-			return s.read(ep.(*conn), h, rec, st, zxid)
-		},
 		Moved: s.touchMoved,
 		Now:   time.Now,
 	}, s.reqs, s.watches, s.tokens, s.metrics)

@@ -11,7 +11,6 @@ import (
 	"github.com/zoohq/zoo/internal/member"
 	"github.com/zoohq/zoo/internal/peer"
 	"github.com/zoohq/zoo/internal/replica"
-	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
 )
 
@@ -190,23 +189,17 @@ func (s *Server) setRemoved(removed bool) {
 	}
 }
 
-// In an ensemble only the leader expires sessions (DESIGN decision 8): the
-// others report the sessions they heard from every half tick, as Apache's
-// followers answer the leader's pings, and a new leader gives every
-// session a full timeout from when it took over.
+// In an ensemble only the leader expires sessions (DESIGN decision 8):
+// the others report the sessions they heard from every half tick
+// (Housekeeper).
 
 // followerTick reports activity on a server that does not lead, and
 // returns how long to wait before the next.
 func (s *Server) followerTick() time.Duration {
 	s.smu.Lock()
-	ids := make([]int64, 0, len(s.active))
-	for id := range s.active {
-		ids = append(ids, id)
-	}
-	s.resetActive()
+	ids := s.hk.Follow()
 	s.smu.Unlock()
 	s.rep.ReportActivity(ids)
-	s.leading = false
 	return s.cfg.TickTime / 2
 }
 
@@ -214,17 +207,14 @@ func (s *Server) followerTick() time.Duration {
 // leader: every live session is due one timeout from now.
 func (s *Server) takeOver() {
 	now := s.nowMs()
-	tr := session.New(int64(s.cfg.TickTime/time.Millisecond), now)
+	var n int
+	// Under the state's lock, so no createSession applies in between.
 	s.rep.Read(func(st *txn.State, _ int64) {
-		for id, info := range st.Sessions {
-			tr.Add(id, info.TimeoutMs, now)
-		}
+		s.smu.Lock()
+		s.hk.TakeOver(st.Sessions, now)
+		s.smu.Unlock()
+		n = len(st.Sessions)
 	})
-	s.smu.Lock()
-	s.tracker = tr
-	n := tr.Len() // apply adds to tr, under smu, from here on
-	s.smu.Unlock()
-	s.leading = true
 	s.log.Info("leading: tracking session expiry", "sessions", n)
 }
 
@@ -233,9 +223,7 @@ func (s *Server) onActivity(ids []int64) {
 	now := s.nowMs()
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for _, id := range ids {
-		s.tracker.Touch(id, now)
-	}
+	s.hk.Activity(ids, now)
 }
 
 // serving reports whether this server may take clients: standalone, or a
@@ -250,20 +238,18 @@ func (s *Server) serving() bool {
 // without a leader for a whole election timeout, and, with read-only
 // mode, turns read-only after readOnlyDelay.
 func (s *Server) checkQuorum() {
-	if s.serving() {
-		s.leaderless = time.Time{}
+	serving := s.serving()
+	s.smu.Lock()
+	lost := time.Duration(s.hk.Leaderless(serving, s.nowMs())) * time.Millisecond
+	s.smu.Unlock()
+	if serving {
 		s.exitReadOnly()
 		return
 	}
-	now := time.Now()
-	if s.leaderless.IsZero() {
-		s.leaderless = now
+	if lost < electionTimeout(s.cfg.TickTime) {
 		return
 	}
-	if now.Sub(s.leaderless) < electionTimeout(s.cfg.TickTime) {
-		return
-	}
-	if s.cfg.ReadOnlyMode && now.Sub(s.leaderless) >= readOnlyDelay(s.cfg.TickTime) {
+	if s.cfg.ReadOnlyMode && lost >= readOnlyDelay(s.cfg.TickTime) {
 		s.enterReadOnly()
 		return
 	}

@@ -290,8 +290,8 @@ func (src source) DataWatches() []fourlw.Watch {
 func (src source) Dump() fourlw.Dump {
 	s := src.s
 	s.smu.Lock()
-	buckets := s.tracker.Buckets()
-	sessions := s.tracker.Sessions()
+	buckets := s.hk.tracker.Buckets()
+	sessions := s.hk.tracker.Sessions()
 	s.smu.Unlock()
 	d := fourlw.Dump{Ephemerals: map[int64][]string{}}
 	for _, b := range buckets {

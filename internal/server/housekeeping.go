@@ -48,19 +48,11 @@ func (s *Server) cleanContainers() {
 	if s.cfg.Ensemble.enabled() && !s.rep.IsLeader() {
 		return // the leader does it for everyone
 	}
+	limit := int(int64(s.cfg.ContainerMaxPerMinute) * int64(s.cfg.ContainerCheck) / int64(time.Minute))
 	var paths []string
 	now := s.nowMs()
-	s.rep.Read(func(st *txn.State, _ int64) {
-		paths = append(st.Tree.ContainersToDelete(), st.Tree.ExpiredTTL(now)...)
-	})
-	limit := int(int64(s.cfg.ContainerMaxPerMinute) * int64(s.cfg.ContainerCheck) / int64(time.Minute))
-	if limit < 1 {
-		limit = 1
-	}
-	for i, p := range paths {
-		if i >= limit {
-			break
-		}
+	s.rep.Read(func(st *txn.State, _ int64) { paths = Cleanup(st, now, max(limit, 1)) })
+	for _, p := range paths {
 		req := txn.Request{Op: jute.OpDeleteContainer, Record: &jute.PathRequest{Path: p}}
 		if err := s.rep.Submit(s.baseCtx, req, 0); err != nil {
 			return

@@ -14,4 +14,15 @@ const (
 	// MutReadsBeforeWrite answers the reads that waited for a write
 	// before the write's own reply (FIFO, DESIGN decision 6).
 	MutReadsBeforeWrite
+	// MutWatchOnMissingNode has a getData set its watch before it looks
+	// the node up, so a getData of a missing node leaves a data watch
+	// (Apache sets none: only exists watches a missing node).
+	MutWatchOnMissingNode
+	// MutSetWatchesForgetsChanges has setWatches take the client's
+	// watches as of now, not of the last zxid it saw: a data watch whose
+	// node changed while the client was away is registered, not fired.
+	MutSetWatchesForgetsChanges
+	// MutEndedKeepsConn leaves the connection of a session that was
+	// closed or expired open, as if the session lived on.
+	MutEndedKeepsConn
 )

@@ -4,7 +4,7 @@ package server
 
 import "sync/atomic"
 
-var mutations [4]atomic.Bool
+var mutations [8]atomic.Bool
 
 // mutated reports whether a planted defect is switched on.
 func mutated(m Mutation) bool { return mutations[m].Load() }

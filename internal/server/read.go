@@ -9,41 +9,45 @@ import (
 	"github.com/zoohq/zoo/internal/watch"
 )
 
-// read answers a request that needs no txn, from the local state, which
-// the caller holds read-locked. Watches are registered inside the same
-// critical section as the read, so no change can fall between them.
-func (s *Server) read(c *conn, h jute.RequestHeader, rec jute.Record, st *txn.State, zxid int64) (jute.Code, jute.Record) {
-	w := watch.Watcher(c.id)
-	switch h.Type {
+// serveRead answers a request of ep that needs no txn (a read, ping,
+// watch registration, whoAmI) from st at zxid, which the caller holds
+// locked, with the Core's watch registry: the Server's connections and
+// the simulator's members run this same code. Watches are registered
+// inside the same critical section as the read, so no change can fall
+// between them, and, as in Apache, only by a read that succeeds (exists
+// sets one on a missing node: the watch NodeCreated fires).
+func (k *Core) serveRead(ep Endpoint, op jute.Op, rec jute.Record, st *txn.State, zxid int64) (jute.Code, jute.Record) {
+	w := watch.Watcher(ep.ID())
+	switch op {
 	case jute.OpPing:
 		return jute.OK, nil
 	case jute.OpExists:
-		return s.exists(w, rec.(*jute.PathWatch), st)
+		return k.exists(w, rec.(*jute.PathWatch), st)
 	case jute.OpGetData:
-		return s.getData(c, w, rec.(*jute.PathWatch), st)
+		return k.getData(ep, w, rec.(*jute.PathWatch), st)
 	case jute.OpGetChildren, jute.OpGetChildren2:
-		return s.getChildren(c, w, h.Type, rec.(*jute.PathWatch), st)
+		return k.getChildren(ep, w, op, rec.(*jute.PathWatch), st)
 	case jute.OpGetACL:
-		return getACL(c, rec.(*jute.PathRequest).Path, st)
+		return getACL(ep, rec.(*jute.PathRequest).Path, st)
 	case jute.OpGetAllChildrenNumber:
-		return allChildrenNumber(c, rec.(*jute.PathRequest).Path, st)
+		return allChildrenNumber(ep, rec.(*jute.PathRequest).Path, st)
 	case jute.OpGetEphemerals:
-		return ephemerals(c, rec.(*jute.PathRequest).Path, st)
+		return ephemerals(ep, rec.(*jute.PathRequest).Path, st)
 	case jute.OpMultiRead:
-		return s.multiRead(c, w, rec.(*jute.MultiRequest), st)
+		return k.multiRead(ep, w, rec.(*jute.MultiRequest), st)
 	case jute.OpAddWatch:
-		return s.addWatch(w, rec.(*jute.AddWatchRequest))
+		return k.addWatch(w, rec.(*jute.AddWatchRequest))
 	case jute.OpCheckWatches, jute.OpRemoveWatches:
-		return s.removeWatches(w, h.Type, rec.(*jute.WatchTypeRequest))
+		return k.removeWatches(w, op, rec.(*jute.WatchTypeRequest))
 	case jute.OpSetWatches:
 		sw := rec.(*jute.SetWatches)
-		return s.setWatches(c, &jute.SetWatches2{RelativeZxid: sw.RelativeZxid,
+		return k.setWatches(ep, &jute.SetWatches2{RelativeZxid: sw.RelativeZxid,
 			DataWatches: sw.DataWatches, ExistWatches: sw.ExistWatches, ChildWatches: sw.ChildWatches}, st, zxid)
 	case jute.OpSetWatches2:
-		return s.setWatches(c, rec.(*jute.SetWatches2), st, zxid)
+		return k.setWatches(ep, rec.(*jute.SetWatches2), st, zxid)
 	case jute.OpWhoAmI:
 		// In the order Apache iterates its set of ids.
-		return jute.OK, whoAmI(acl.JavaSetOrder(c.authIDs()))
+		return jute.OK, whoAmI(acl.JavaSetOrder(ep.AuthIDs()))
 	}
 	return jute.Unimplemented, nil
 }
@@ -53,25 +57,25 @@ func (s *Server) read(c *conn, h jute.RequestHeader, rec jute.Record, st *txn.St
 func badPath(p string) bool { return strings.IndexByte(p, 0) >= 0 }
 
 // check returns NoNode or NoAuth for a read of path needing perm.
-func check(c *conn, st *txn.State, path string, perm int32) jute.Code {
+func check(ep Endpoint, st *txn.State, path string, perm int32) jute.Code {
 	acls, _, err := st.Tree.ACL(path)
 	if err != nil {
 		return codeOf(err)
 	}
-	if !acl.Check(acls, perm, c.authIDs()) {
+	if !acl.Check(acls, perm, ep.AuthIDs()) {
 		return jute.NoAuth
 	}
 	return jute.OK
 }
 
-func (s *Server) exists(w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+func (k *Core) exists(w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
 	if badPath(r.Path) {
 		return jute.BadArguments, nil
 	}
 	stat, ok := st.Tree.Stat(r.Path)
 	if r.Watch {
 		// On a missing node this is the exist watch that NodeCreated fires.
-		s.watches.Add(w, r.Path, watch.ModeData)
+		k.watches.Add(w, r.Path, watch.ModeData)
 	}
 	if !ok {
 		return jute.NoNode, nil
@@ -79,11 +83,14 @@ func (s *Server) exists(w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute
 	return jute.OK, &jute.StatResponse{Stat: stat}
 }
 
-func (s *Server) getData(c *conn, w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+func (k *Core) getData(ep Endpoint, w watch.Watcher, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
 	if badPath(r.Path) {
 		return jute.BadArguments, nil
 	}
-	if code := check(c, st, r.Path, jute.PermRead); code != jute.OK {
+	if mutated(MutWatchOnMissingNode) && r.Watch {
+		k.watches.Add(w, r.Path, watch.ModeData)
+	}
+	if code := check(ep, st, r.Path, jute.PermRead); code != jute.OK {
 		return code, nil
 	}
 	data, stat, err := st.Tree.Get(r.Path)
@@ -91,16 +98,16 @@ func (s *Server) getData(c *conn, w watch.Watcher, r *jute.PathWatch, st *txn.St
 		return codeOf(err), nil
 	}
 	if r.Watch {
-		s.watches.Add(w, r.Path, watch.ModeData)
+		k.watches.Add(w, r.Path, watch.ModeData)
 	}
 	return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
 }
 
-func (s *Server) getChildren(c *conn, w watch.Watcher, op jute.Op, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
+func (k *Core) getChildren(ep Endpoint, w watch.Watcher, op jute.Op, r *jute.PathWatch, st *txn.State) (jute.Code, jute.Record) {
 	if badPath(r.Path) {
 		return jute.BadArguments, nil
 	}
-	if code := check(c, st, r.Path, jute.PermRead); code != jute.OK {
+	if code := check(ep, st, r.Path, jute.PermRead); code != jute.OK {
 		return code, nil
 	}
 	children, stat, err := st.Tree.Children(r.Path)
@@ -108,7 +115,7 @@ func (s *Server) getChildren(c *conn, w watch.Watcher, op jute.Op, r *jute.PathW
 		return codeOf(err), nil
 	}
 	if r.Watch {
-		s.watches.Add(w, r.Path, watch.ModeChild)
+		k.watches.Add(w, r.Path, watch.ModeChild)
 	}
 	if op == jute.OpGetChildren {
 		return jute.OK, &jute.GetChildrenResponse{Children: children}
@@ -118,12 +125,12 @@ func (s *Server) getChildren(c *conn, w watch.Watcher, op jute.Op, r *jute.PathW
 
 // getACL needs READ or ADMIN; without ADMIN the digests are masked, as
 // Apache masks them ("user:x").
-func getACL(c *conn, path string, st *txn.State) (jute.Code, jute.Record) {
+func getACL(ep Endpoint, path string, st *txn.State) (jute.Code, jute.Record) {
 	acls, stat, err := st.Tree.ACL(path)
 	if err != nil {
 		return codeOf(err), nil
 	}
-	ids := c.authIDs()
+	ids := ep.AuthIDs()
 	if !acl.Check(acls, jute.PermRead|jute.PermAdmin, ids) {
 		return jute.NoAuth, nil
 	}
@@ -133,8 +140,8 @@ func getACL(c *conn, path string, st *txn.State) (jute.Code, jute.Record) {
 	return jute.OK, &jute.GetACLResponse{ACL: acls, Stat: stat}
 }
 
-func allChildrenNumber(c *conn, path string, st *txn.State) (jute.Code, jute.Record) {
-	if code := check(c, st, path, jute.PermRead); code != jute.OK {
+func allChildrenNumber(ep Endpoint, path string, st *txn.State) (jute.Code, jute.Record) {
+	if code := check(ep, st, path, jute.PermRead); code != jute.OK {
 		return code, nil
 	}
 	n, err := st.Tree.AllChildrenNumber(path)
@@ -146,8 +153,8 @@ func allChildrenNumber(c *conn, path string, st *txn.State) (jute.Code, jute.Rec
 
 // ephemerals lists the session's ephemerals under a prefix (a plain string
 // prefix, not a path: Apache matches "/a" against "/ab" too).
-func ephemerals(c *conn, prefix string, st *txn.State) (jute.Code, jute.Record) {
-	all := st.Tree.Ephemerals(c.sessionID())
+func ephemerals(ep Endpoint, prefix string, st *txn.State) (jute.Code, jute.Record) {
+	all := st.Tree.Ephemerals(ep.SessionID())
 	prefix = strings.TrimSpace(prefix)
 	out := make([]string, 0, len(all))
 	for _, p := range all {
@@ -158,7 +165,7 @@ func ephemerals(c *conn, prefix string, st *txn.State) (jute.Code, jute.Record) 
 	return jute.OK, &jute.StringsResponse{Strings: out}
 }
 
-func (s *Server) multiRead(c *conn, w watch.Watcher, m *jute.MultiRequest, st *txn.State) (jute.Code, jute.Record) {
+func (k *Core) multiRead(ep Endpoint, w watch.Watcher, m *jute.MultiRequest, st *txn.State) (jute.Code, jute.Record) {
 	results := make([]jute.MultiResult, len(m.Ops))
 	for i, op := range m.Ops {
 		var (
@@ -167,9 +174,9 @@ func (s *Server) multiRead(c *conn, w watch.Watcher, m *jute.MultiRequest, st *t
 		)
 		switch op.Op {
 		case jute.OpGetData:
-			code, resp = s.getData(c, w, op.Record.(*jute.PathWatch), st)
+			code, resp = k.getData(ep, w, op.Record.(*jute.PathWatch), st)
 		case jute.OpGetChildren:
-			code, resp = s.getChildren(c, w, op.Op, op.Record.(*jute.PathWatch), st)
+			code, resp = k.getChildren(ep, w, op.Op, op.Record.(*jute.PathWatch), st)
 		default:
 			code = jute.Unimplemented
 		}
@@ -184,24 +191,24 @@ func (s *Server) multiRead(c *conn, w watch.Watcher, m *jute.MultiRequest, st *t
 
 // addWatch registers a persistent watch. Apache replies with an
 // ErrorResponse body holding 0.
-func (s *Server) addWatch(w watch.Watcher, r *jute.AddWatchRequest) (jute.Code, jute.Record) {
+func (k *Core) addWatch(w watch.Watcher, r *jute.AddWatchRequest) (jute.Code, jute.Record) {
 	switch r.Mode {
 	case jute.AddWatchPersistent:
-		s.watches.Add(w, r.Path, watch.ModePersistent)
+		k.watches.Add(w, r.Path, watch.ModePersistent)
 	case jute.AddWatchPersistentRecursive:
-		s.watches.Add(w, r.Path, watch.ModePersistentRecursive)
+		k.watches.Add(w, r.Path, watch.ModePersistentRecursive)
 	default:
 		return jute.BadArguments, nil
 	}
 	return jute.OK, &jute.ErrorResponse{Err: jute.OK}
 }
 
-func (s *Server) removeWatches(w watch.Watcher, op jute.Op, r *jute.WatchTypeRequest) (jute.Code, jute.Record) {
+func (k *Core) removeWatches(w watch.Watcher, op jute.Op, r *jute.WatchTypeRequest) (jute.Code, jute.Record) {
 	var found bool
 	if op == jute.OpCheckWatches {
-		found = s.watches.Check(w, r.Path, r.Type)
+		found = k.watches.Check(w, r.Path, r.Type)
 	} else {
-		found = s.watches.Remove(w, r.Path, r.Type)
+		found = k.watches.Remove(w, r.Path, r.Type)
 	}
 	if !found {
 		return jute.NoWatcher, nil
@@ -212,9 +219,12 @@ func (s *Server) removeWatches(w watch.Watcher, op jute.Op, r *jute.WatchTypeReq
 // setWatches re-registers a reconnecting client's watches; those whose
 // node changed after the client's last zxid fire at once instead.
 // Ref: DESIGN decision 7.
-func (s *Server) setWatches(c *conn, r *jute.SetWatches2, st *txn.State, zxid int64) (jute.Code, jute.Record) {
-	for _, d := range s.watches.SetWatches(watch.Watcher(c.id), r, zxid, st.Tree) {
-		c.send(eventFrame(d.Event.Type, d.Event.Path))
+func (k *Core) setWatches(ep Endpoint, r *jute.SetWatches2, st *txn.State, zxid int64) (jute.Code, jute.Record) {
+	if mutated(MutSetWatchesForgetsChanges) {
+		r.RelativeZxid = zxid
+	}
+	for _, d := range k.watches.SetWatches(watch.Watcher(ep.ID()), r, zxid, st.Tree) {
+		ep.Send(eventFrame(d.Event.Type, d.Event.Path))
 	}
 	return jute.OK, nil
 }

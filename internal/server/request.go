@@ -152,7 +152,7 @@ func (r *request) deliver(ev replica.Event) {
 
 // answer answers a read from st, at zxid (the caller holds st locked).
 func (r *request) answer(st *txn.State, zxid int64) {
-	code, resp := r.k.cfg.Read(r.conn, jute.RequestHeader{Xid: r.xid, Type: r.op}, r.rec, st, zxid)
+	code, resp := r.k.serveRead(r.conn, r.op, r.rec, st, zxid)
 	// Counted before the reply is queued: a client that asks mntr after
 	// the reply sees its read.
 	r.k.metrics.readLatency.Observe(r.k.sinceMs(r.start))

@@ -11,7 +11,6 @@ import (
 	"github.com/zoohq/zoo/internal/apache"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/replica"
-	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
 )
 
@@ -118,11 +117,7 @@ func (s *Server) restored(st *txn.State) {
 // timeout from now.
 func (s *Server) trackSessions(st *txn.State) {
 	now := s.nowMs()
-	tr := session.New(int64(s.cfg.TickTime/time.Millisecond), now)
-	for id, info := range st.Sessions {
-		tr.Add(id, info.TimeoutMs, now)
-	}
 	s.smu.Lock()
-	s.tracker = tr
+	s.hk.Track(st.Sessions, now)
 	s.smu.Unlock()
 }

@@ -251,20 +251,17 @@ type Server struct {
 	reqs *registry // requests waiting for the log or for earlier writes
 	core *Core     // the request path over reqs and watches (core.go)
 
-	smu     sync.Mutex // the expiry tracker, a leaf structure
-	tracker *session.Tracker
-	ids     *session.IDGen
-	active  map[int64]struct{} // sessions heard from since the last report
+	smu sync.Mutex   // hk and ids, leaf structures
+	hk  *Housekeeper // session expiry and activity (housekeeper.go)
+	ids *session.IDGen
 
-	peers      *peer.Transport                 // in an ensemble; else nil
-	peerAddrs  map[uint64]string               // the peers' addresses; the replica's loop owns it
-	listed     map[uint64]bool                 // the peers the last membership listed; likewise
-	running    atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
-	leading    bool                            // housekeeping's: tracking expiry as leader
-	leaderless time.Time                       // housekeeping's: when the leader was lost
-	removed    atomic.Bool                     // a reconfig took this server out of the membership, and raft dropped it
-	lingering  atomic.Bool                     // a reconfig removed it; raft still replicates to it (a non-voting follower)
-	ro         readOnlyState                   // read-only mode (readonly.go)
+	peers     *peer.Transport                 // in an ensemble; else nil
+	peerAddrs map[uint64]string               // the peers' addresses; the replica's loop owns it
+	listed    map[uint64]bool                 // the peers the last membership listed; likewise
+	running   atomic.Pointer[replica.Replica] // rep, for the peer transport's goroutines
+	removed   atomic.Bool                     // a reconfig took this server out of the membership, and raft dropped it
+	lingering atomic.Bool                     // a reconfig removed it; raft still replicates to it (a non-voting follower)
+	ro        readOnlyState                   // read-only mode (readonly.go)
 
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
 	wg        sync.WaitGroup
@@ -293,14 +290,13 @@ func New(cfg Config) (*Server, error) {
 		bySess:    make(map[int64]*conn),
 		perIP:     make(map[netip.Addr]int),
 		reqs:      newRegistry(),
-		active:    make(map[int64]struct{}),
 		quit:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	s.core = s.newCore()
 	s.traceMask.Store(defaultTraceMask)
 	now := s.nowMs()
-	s.tracker = session.New(int64(cfg.TickTime/time.Millisecond), now)
+	s.hk = NewHousekeeper(cfg.TickTime.Milliseconds(), cfg.Ensemble.enabled(), now)
 	s.ids = session.NewIDGen(cfg.ServerID, now)
 	state := txn.NewState(tree.New())
 	prep := txn.NewPrepper(state, txn.PrepConfig{
@@ -384,11 +380,7 @@ func New(cfg Config) (*Server, error) {
 	// is replayed (which may take a while): its client may reconnect
 	// until then.
 	ready := s.nowMs()
-	rep.Read(func(st *txn.State, _ int64) {
-		for id, info := range st.Sessions {
-			s.tracker.Add(id, info.TimeoutMs, ready)
-		}
-	})
+	rep.Read(func(st *txn.State, _ int64) { s.hk.Track(st.Sessions, ready) })
 	s.goroutine(rep.Run)
 	if s.peers != nil {
 		s.peers.Start()

@@ -195,7 +195,7 @@ func (ts *testServer) sessionCounts() (conns, sessions int) {
 	conns = len(s.conns)
 	s.mu.RUnlock()
 	s.smu.Lock()
-	sessions = s.tracker.Len()
+	sessions = s.hk.tracker.Len()
 	s.smu.Unlock()
 	return conns, sessions
 }

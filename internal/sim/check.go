@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,32 @@ func (s *Sim) sessionEnded(id int64) {
 	s.ended[id] = true
 }
 
+// owedEvent is the event a setWatches with relative zxid rel, answered
+// at zxid, owes a one-time data watch on path (an exist watch if exist),
+// from the changes applied in (rel, zxid]: a data watch fires at any
+// change, NodeDeleted if the node is gone, else NodeDataChanged; an exist
+// watch fires NodeCreated if the node is there again (created and deleted
+// again in between, it owes nothing, as in Apache).
+func (s *Sim) owedEvent(path string, exist bool, rel, zxid int64) (typ int32, owed bool) {
+	var last int32
+	for z := rel + 1; z <= zxid; z++ {
+		for _, t := range strings.Split(s.trig[z], ",") {
+			n, p, ok := strings.Cut(t, ":")
+			typ, err := strconv.Atoi(n)
+			if ok && err == nil && p == path && int32(typ) != jute.EventNodeChildrenChanged {
+				last = int32(typ)
+			}
+		}
+	}
+	switch {
+	case exist:
+		return jute.EventNodeCreated, last == jute.EventNodeCreated || last == jute.EventNodeDataChanged
+	case last == jute.EventNodeDeleted:
+		return jute.EventNodeDeleted, true
+	}
+	return jute.EventNodeDataChanged, last != 0
+}
+
 func containsTrigger(list, want string) bool {
 	return slices.Contains(strings.Split(list, ","), want)
 }
@@ -135,6 +162,12 @@ func (s *Sim) check() {
 		if !m.up || !s.inConfig[m.id] {
 			continue
 		}
+		// The clients have sent nothing since the heal, longer ago than
+		// any session's timeout: every session has expired (a leader
+		// that lost a session's closeSession proposed it again).
+		for _, id := range slices.Sorted(maps.Keys(m.state.Sessions)) {
+			s.fail("session %x outlived its timeout: live on m%d %dms after its client went quiet", id, m.id, s.now-s.opt.Duration)
+		}
 		for _, id := range slices.Sorted(maps.Keys(s.ended)) {
 			if _, ok := m.state.Sessions[id]; ok {
 				s.fail("session %x was closed but m%d still has it", id, m.id)
@@ -149,8 +182,15 @@ func (s *Sim) check() {
 			continue
 		}
 		m := c.conn.m
+		if s.ended[c.conn.session] {
+			// Its client would go on as if the session lived.
+			s.fail("the connection of c%d's ended session %x is still open on m%d", c.id, c.conn.session, m.id)
+		}
+		if c.conn.handshake || slices.ContainsFunc(c.calls, func(cl *call) bool { return cl.in.op == opSetWatches }) {
+			continue // its watches are not (yet) registered on this connection
+		}
 		for _, path := range slices.Sorted(maps.Keys(c.watches)) {
-			set := c.watches[path]
+			set := c.watches[path].set
 			for _, t := range m.trigLog {
 				if t.zxid > set && t.path == path && t.typ != jute.EventNodeChildrenChanged {
 					s.fail("watch lost: c%d's watch on %s (set at %d) did not fire for zxid %d on m%d", c.id, path, set, t.zxid, m.id)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -31,6 +32,7 @@ const (
 	opMulti       opKind = 'm' // multi: check key version, setData key2
 	opSyncRead    opKind = 'r' // sync, then getData of a key
 	opRead        opKind = 'g' // getData (with a watch) without sync
+	opExists      opKind = 'x' // exists with a watch: set on a missing node too
 	opCreateEph   opKind = 'e' // an ephemeral node
 	opCreateSeq   opKind = 'q' // a persistent sequential node
 	opContainer   opKind = 'n' // a container with a child, then the child deleted
@@ -38,6 +40,7 @@ const (
 	opGetChildren opKind = 'l' // getChildren
 	opClose       opKind = 'X' // closeSession
 	opReconfig    opKind = 'R' // reconfig: data joins, data2 leaves
+	opSetWatches  opKind = 'W' // setWatches2 after a reconnect, behind the handshake
 )
 
 // kvInput is an operation as the linearizability model sees it.
@@ -66,6 +69,8 @@ func (in kvInput) String() string {
 		return fmt.Sprintf("sync+get %s", keyPath(in.key))
 	case opRead:
 		return fmt.Sprintf("get %s watch=%v", keyPath(in.key), in.watch)
+	case opExists:
+		return fmt.Sprintf("exists %s watch", keyPath(in.key))
 	}
 	return fmt.Sprintf("%c %s", in.op, in.path)
 }
@@ -106,6 +111,20 @@ type call struct {
 	// synced: a sync+read's sync was answered; its getData (xid cxid+1)
 	// is next.
 	synced bool
+	// A setWatches' re-registered watches (rel is its relative zxid),
+	// and the events that came before its reply: the ones owed for
+	// changes the client missed while it was away.
+	rewatch map[string]armedWatch
+	rel     int64
+	owed    []watch.Event
+}
+
+// armedWatch is a one-time data watch the client holds: set by the reply
+// of zxid set, by an exists that found no node (an exist watch, which
+// only NodeCreated can fire) or by a read that found it.
+type armedWatch struct {
+	set   int64
+	exist bool
 }
 
 // conn is a client's connection to a member: FIFO both ways, with a
@@ -222,7 +241,7 @@ type client struct {
 	calls   []*call // in flight, in the order sent
 	cxid    int32
 	maxZxid int64
-	watches map[string]int64 // armed watches: path -> zxid when set
+	watches map[string]armedWatch // armed watches by path: they live as long as the session
 	written int
 	dead    bool // the session ended (expired or closed): start a new one
 }
@@ -230,7 +249,7 @@ type client struct {
 const maxOutstanding = 3
 
 func newClient(s *Sim, id int) *client {
-	return &client{s: s, id: id, watches: make(map[string]int64)}
+	return &client{s: s, id: id, watches: make(map[string]armedWatch)}
 }
 
 // act is the client's main loop: connect if needed, else send a request.
@@ -264,11 +283,13 @@ func (c *client) syncing() bool {
 
 func (c *client) pickRead() kvInput {
 	k := c.s.rng.IntN(nKeys)
-	switch c.s.rng.IntN(3) {
+	switch c.s.rng.IntN(4) {
 	case 0:
 		return kvInput{op: opRead, key: k, watch: c.s.chance(0.7)}
 	case 1:
 		return kvInput{op: opGetChildren, path: "/"}
+	case 2:
+		return kvInput{op: opExists, key: k, watch: true}
 	}
 	return kvInput{op: opSyncRead, key: k}
 }
@@ -343,6 +364,8 @@ func (c *client) request(in kvInput) txn.Request {
 		req.Op, req.Record = jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: in.data, LeavingServers: in.data2, CurConfigID: -1}
 	case opRead:
 		req.Op, req.Record = jute.OpGetData, &jute.PathWatch{Path: p, Watch: in.watch}
+	case opExists:
+		req.Op, req.Record = jute.OpExists, &jute.PathWatch{Path: p, Watch: in.watch}
 	case opGetChildren:
 		req.Op, req.Record = jute.OpGetChildren, &jute.PathWatch{Path: in.path}
 	}
@@ -371,10 +394,16 @@ func (c *client) connect() {
 		c.passwd = []byte(fmt.Sprintf("pw%d", c.session))
 		c.timeout = int32(c.s.between(300, 900))
 		c.dead = false
+		clear(c.watches) // they ended with the session
 		in = kvInput{op: opConnect}
 	}
 	c.s.logf("c%d connects to m%d (session %x, %c)", c.id, m.id, c.session, in.op)
 	c.sendOn(cn, in)
+	if in.op == opMove && len(c.watches) > 0 {
+		// As Apache's client primes a connection: its watches go right
+		// behind the ConnectRequest, with the last zxid it saw.
+		c.sendOn(cn, kvInput{op: opSetWatches})
+	}
 }
 
 func (c *client) send(in kvInput) { c.sendOn(c.conn, in) }
@@ -400,6 +429,8 @@ func (c *client) sendOn(cn *conn, in kvInput) {
 		c.cxid++
 		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record),
 			requestFrame(c.cxid, jute.OpGetData, &jute.PathWatch{Path: keyPath(in.key)}))
+	case opSetWatches:
+		frames = append(frames, requestFrame(cl.cxid, jute.OpSetWatches2, c.setWatches(cl)))
 	default:
 		frames = append(frames, requestFrame(cl.cxid, req.Op, req.Record))
 	}
@@ -428,6 +459,22 @@ func (c *client) sendOn(cn *conn, in kvInput) {
 			m.process()
 		}
 	})
+}
+
+// setWatches makes cl the setWatches2 of the client's armed watches: data
+// watches, and exist watches for the nodes that were missing, relative
+// to the last zxid the client saw.
+func (c *client) setWatches(cl *call) *jute.SetWatches2 {
+	cl.rewatch, cl.rel = maps.Clone(c.watches), c.maxZxid
+	sw := &jute.SetWatches2{RelativeZxid: cl.rel}
+	for _, p := range slices.Sorted(maps.Keys(c.watches)) {
+		if c.watches[p].exist {
+			sw.ExistWatches = append(sw.ExistWatches, p)
+		} else {
+			sw.DataWatches = append(sw.DataWatches, p)
+		}
+	}
+	return sw
 }
 
 // requestFrame is a request as a client sends it, without the length
@@ -542,6 +589,10 @@ func decodeOutput(op opKind, code jute.Code, body []byte) (kvOutput, error) {
 		var r jute.GetDataResponse
 		err = jute.Unmarshal(body, &r)
 		out.exists, out.data, out.version = true, string(r.Data), r.Stat.Version
+	case opExists:
+		var r jute.StatResponse
+		err = jute.Unmarshal(body, &r)
+		out.exists, out.version = true, r.Stat.Version
 	case opGetChildren:
 		var r jute.GetChildrenResponse
 		err = jute.Unmarshal(body, &r)
@@ -563,14 +614,17 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 	c.s.logf("c%d <- m%d #%d %s = %s @%d", c.id, cn.m.id, cl.cxid, cl.in, out, zxid)
 	c.s.stamp++
 	c.s.record(cl, out, c.s.stamp)
-	if cl.in.op == opRead || cl.in.op == opSyncRead {
+	if cl.in.op == opRead || cl.in.op == opSyncRead || cl.in.op == opExists {
 		c.checkNotNewer(cn.m, keyPath(cl.in.key), zxid)
 	}
-	if cl.in.op == opRead && cl.in.watch {
+	if c.armed(cl.in, out.code) {
 		path := keyPath(cl.in.key)
 		if _, ok := c.watches[path]; !ok {
-			c.watches[path] = zxid
+			c.watches[path] = armedWatch{set: zxid, exist: out.code == jute.NoNode}
 		}
+	}
+	if cl.in.op == opSetWatches {
+		c.checkOwed(cn, cl, out.code, zxid)
 	}
 	switch cl.in.op {
 	case opConnect, opMove:
@@ -587,6 +641,21 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 	}
 }
 
+// armed reports whether a read with this outcome set a watch: as in
+// Apache, a getData only when it found the node, an exists either way
+// (on a missing node, the watch NodeCreated fires).
+func (c *client) armed(in kvInput, code jute.Code) bool {
+	switch {
+	case !in.watch:
+		return false
+	case in.op == opRead:
+		return code == jute.OK
+	case in.op == opExists:
+		return code == jute.OK || code == jute.NoNode
+	}
+	return false
+}
+
 // checkNotNewer: a client never sees data newer than a watch event it has
 // not received (DESIGN decision 7): a read of path at zxid must not come
 // while a watch on path is armed that a change up to zxid fired.
@@ -596,27 +665,33 @@ func (c *client) checkNotNewer(m *member, path string, zxid int64) {
 		return
 	}
 	for _, t := range m.trigLog {
-		if t.zxid > set && t.zxid <= zxid && t.path == path && t.typ != jute.EventNodeChildrenChanged {
-			c.s.fail("watch: c%d read %s at zxid %d before the event of zxid %d (watch set at %d)", c.id, path, zxid, t.zxid, set)
+		if t.zxid > set.set && t.zxid <= zxid && t.path == path && t.typ != jute.EventNodeChildrenChanged {
+			c.s.fail("watch: c%d read %s at zxid %d before the event of zxid %d (watch set at %d)", c.id, path, zxid, t.zxid, set.set)
 			return
 		}
 	}
 }
 
 // onEvent takes a watch event: it must match a change on that path, at
-// a zxid after the watch was set.
+// a zxid after the watch was set. The events that come before the reply
+// to a setWatches are the ones it owes: checkOwed checks them.
 func (c *client) onEvent(cn *conn, ev watch.Event) {
 	if cn != c.conn {
 		return
 	}
-	set, ok := c.watches[ev.Path]
+	if len(c.calls) > 0 && c.calls[0].in.op == opSetWatches {
+		c.calls[0].owed = append(c.calls[0].owed, ev)
+		c.s.logf("c%d <- m%d event %d %s (owed by setWatches)", c.id, cn.m.id, ev.Type, ev.Path)
+		return
+	}
+	w, ok := c.watches[ev.Path]
 	if !ok {
 		c.s.fail("watch: c%d got %d on %s with no watch armed", c.id, ev.Type, ev.Path)
 		return
 	}
 	delete(c.watches, ev.Path)
-	if ev.Zxid <= set {
-		c.s.fail("watch: c%d got an event of zxid %d for a watch set at %d", c.id, ev.Zxid, set)
+	if ev.Zxid <= w.set {
+		c.s.fail("watch: c%d got an event of zxid %d for a watch set at %d", c.id, ev.Zxid, w.set)
 	}
 	if ev.Zxid <= c.maxZxid {
 		// Its event is queued before any reply computed after the
@@ -642,5 +717,50 @@ func (c *client) onClose(cn *conn) {
 	}
 	c.calls = nil
 	c.conn = nil
-	clear(c.watches) // re-registering them (setWatches) is not simulated
+	// The watches stay armed: the next connection re-registers them
+	// (setWatches), unless the session is gone.
+}
+
+// checkOwed checks a setWatches' reply, at zxid, against the changes the
+// client missed, those after the last zxid it saw (cl.rel) up to zxid:
+// each re-registered watch that such a change fires got its event, of
+// the right type, before the reply, and no other watch did.
+func (c *client) checkOwed(cn *conn, cl *call, code jute.Code, zxid int64) {
+	if code != jute.OK {
+		c.s.fail("c%d: setWatches on m%d failed with %v", c.id, cn.m.id, code)
+		return
+	}
+	got := make(map[string]int32)
+	for _, ev := range cl.owed {
+		if _, dup := got[ev.Path]; dup {
+			c.s.fail("watch: c%d got two events for its watch on %s at setWatches", c.id, ev.Path)
+		}
+		got[ev.Path] = ev.Type
+	}
+	for _, p := range slices.Sorted(maps.Keys(cl.rewatch)) {
+		w := cl.rewatch[p]
+		want, owed := c.s.owedEvent(p, w.exist, cl.rel, zxid)
+		typ, fired := got[p]
+		delete(got, p)
+		switch {
+		case owed && !fired:
+			c.s.fail("watch lost across a reconnect: c%d's watch on %s (set at %d) owed event %d for a change in (%d, %d], got none from m%d",
+				c.id, p, w.set, want, cl.rel, zxid, cn.m.id)
+		case !owed && fired:
+			c.s.fail("watch: c%d got %d on %s at setWatches on m%d, with no change in (%d, %d]", c.id, typ, p, cn.m.id, cl.rel, zxid)
+		case owed && typ != want:
+			c.s.fail("watch: c%d got %d on %s at setWatches on m%d, want %d for the changes in (%d, %d]", c.id, typ, p, cn.m.id, want, cl.rel, zxid)
+		}
+		if fired {
+			delete(c.watches, p)
+		} else if _, ok := c.watches[p]; ok {
+			// Registered again as of zxid: what changed before it is
+			// settled above (an exist watch misses a node created and
+			// deleted again meanwhile, as in Apache).
+			c.watches[p] = armedWatch{set: zxid, exist: w.exist}
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(got)) {
+		c.s.fail("watch: c%d got %d on %s at setWatches, a watch it did not re-register", c.id, got[p], p)
+	}
 }

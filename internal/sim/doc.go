@@ -14,29 +14,47 @@
 // session, zxids that never go backwards for a client, the same state
 // digest on every member at every applied index (which is also how an
 // acknowledged write lost in a crash shows), no ephemeral of an ended
-// session left, and watch events that match a change, come in zxid order
-// and are not lost while the client stays connected.
+// session left, no session left once its client went quiet (it expired),
+// no connection of an ended session left open, and watch events that
+// match a change, come in zxid order and are not lost while the client
+// stays connected, nor across a reconnect (the events its setWatches
+// owes for the changes it missed).
 //
 // What runs where. Each member runs internal/server's request path,
 // server.Core: its clients send jute request frames to Core.Handle (and
 // handshakes to Core.Connect), and get back the frames it encodes; the
 // Core's registry holds writes by tag and reads behind their session's
 // writes, completes each request once, fires watches before the reply,
-// and consumes the replica's Applied, Synced and Dropped events. So the
-// checks cover the server's reply matching, FIFO, completion and watch
-// firing too (TestMutations plants defects there).
+// and consumes the replica's Applied, Synced and Dropped events. Reads
+// (getData, exists, getChildren, setWatches) are answered by the Core's
+// own read handlers (internal/server/read.go), the ones the Server's
+// connections call, with watches registered in the Core's registry only
+// when Apache would. A client that moves its session to another member
+// re-registers its watches with a SetWatches2 frame right behind the
+// handshake (relative zxid: the last it saw), as Apache's client does,
+// and the events owed for changes it missed are checked to arrive.
+// Housekeeping decisions are server.Housekeeper's, the Server's own:
+// session expiry on the leader (with the closeSession proposed again when
+// it did not apply), activity reports from the others, a new leader's
+// take-over, the tracking of moved sessions, container and TTL cleanup,
+// which session's connection ends when a createSession, setOwner or
+// closeSession applies, and how long a member has served no clients (no
+// leader, or out of the membership: past an election timeout it drops
+// its clients, as checkQuorum does); the member carries them out on the
+// simulated clock. So the checks cover the server's reply matching, FIFO,
+// completion, reads, watch firing and re-registration, and expiry too
+// (TestMutations plants defects there).
 //
-// What the simulator does not run: the rest of internal/server, which is
-// bound to sockets and goroutines. Not its connection reader and writer
-// (conn.go, connread.go, outq.go: framing, throttling tokens, the
-// out-queue's limits, auth, SASL, read-only mode, the handshake's
-// checks); not its reads (read.go takes a *conn: each member answers
-// getData and getChildren with a ReadFunc of its own, registering watches
-// in the Core's registry); and not its housekeeping: session expiry with
-// session.Tracker on the leader (with Reclose), activity reports,
-// container and TTL cleanup, and the closing of a session's connection
-// when the session ends or moves away are done in member.go, as
-// internal/server/session.go and housekeeping.go do them, on the
-// simulated clock. Clients do not re-register watches (setWatches) after
-// a reconnect.
+// What the simulator does not run: the parts of internal/server bound to
+// sockets, goroutines and the wall clock. Not its connection reader and
+// writer (conn.go, connread.go, outq.go: framing, throttling tokens, the
+// out-queue's limits, auth, SASL, read-only mode, the handshake's checks
+// such as the refusal of a client whose zxid is ahead, which the
+// simulated client applies itself); not the housekeeping goroutine's
+// timers (the member calls the Housekeeper every 5 ticks, its cleanup
+// every 20, with no per-minute limit), read-only mode, or memory release. On a snapshot from
+// the leader a member drops its client connections, where the Server
+// keeps them and rebases their watches (catchup.go). The simulated
+// clients are super users, so ACL checks always pass; they use data
+// watches only (no child or persistent watches).
 package sim

@@ -22,7 +22,6 @@ import (
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/vfs/errorfs"
-	"github.com/zoohq/zoo/internal/watch"
 )
 
 var errLinkDown = errors.New("sim: link down")
@@ -31,7 +30,8 @@ var errLinkDown = errors.New("sim: link down")
 // internal/server's request path (server.Core) over simulated
 // connections, and the housekeeping internal/server does with goroutines
 // and timers (expiry, activity reports, container and TTL cleanup,
-// session moves), done here on the simulated clock.
+// session moves), decided by its server.Housekeeper and done here on the
+// simulated clock.
 type member struct {
 	// peers are the servers this member takes messages from, as
 	// internal/peer's transport accepts only the servers of its list:
@@ -59,15 +59,13 @@ type member struct {
 	skew        int64 // its wall clock's offset from simulated time, ms
 	gen         int   // incarnation, so a dead one's timers stop
 
-	core    *replica.Replica
-	state   *txn.State
-	tracker *session.Tracker
-	ids     *session.IDGen
-	leading bool
-	active  map[int64]bool   // sessions heard from since the last report
-	srv     *server.Core     // internal/server's request path
-	conns   map[uint64]*conn // by id (the watcher id)
-	bySess  map[int64]*conn  // the connection each session is on
+	core   *replica.Replica
+	state  *txn.State
+	hk     *server.Housekeeper // internal/server's expiry and cleanup decisions
+	ids    *session.IDGen
+	srv    *server.Core     // internal/server's request path
+	conns  map[uint64]*conn // by id (the watcher id)
+	bySess map[int64]*conn  // the connection each session is on
 	// applying is the zxid of the txn being applied, while srv fires its
 	// watches: a watch event's frame carries zxid -1, as Apache's, so the
 	// simulated connection stamps it with this for the watch checks.
@@ -148,11 +146,9 @@ func (m *member) start() {
 	}
 	m.conns = make(map[uint64]*conn)
 	m.bySess = make(map[int64]*conn)
-	m.active = make(map[int64]bool)
 	m.trigLog = nil
-	m.leading = false
 	now := m.now()
-	m.tracker = session.New(tickMs*10, now)
+	m.hk = server.NewHousekeeper(tickMs*10, true, now)
 	m.ids = session.NewIDGen(int64(m.id), now+int64(m.gen))
 	core, err := replica.NewCore(replica.Config{
 		ID:              m.id,
@@ -205,15 +201,12 @@ func (m *member) start() {
 			}
 			return nil // not a typed nil in the interface
 		},
-		Read:  m.serveRead,
 		Moved: m.touchMoved,
 		Now:   func() time.Time { return time.UnixMilli(m.now()) },
 	})
 	prep.SetReconfig(core)
 	m.up = true
-	for id, info := range m.state.Sessions {
-		m.tracker.Add(id, info.TimeoutMs, now)
-	}
+	m.hk.Track(m.state.Sessions, now)
 	m.listed = m.startPeers(core.LastZxid() == 0 && m.spare)
 	m.confChanged()
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
@@ -317,72 +310,56 @@ func (m *member) deliverSnapshot(from uint64, header, body []byte) {
 	m.process()
 }
 
-// housekeeping is internal/server's expiry loop: the leader expires
-// sessions and removes empty containers and expired TTL nodes; the
-// others report the sessions they heard from.
+// housekeeping is internal/server's expiry loop on the simulated clock,
+// with its decisions taken by server.Housekeeper: the leader expires
+// sessions (again if their closeSession did not apply) and removes empty
+// containers and expired TTL nodes; the others report the sessions they
+// heard from.
 func (m *member) housekeeping() {
+	now := m.now()
+	// As the Server's checkQuorum (without read-only mode): a member that
+	// knows no leader, or is out of the membership, for an election
+	// timeout lets its clients go, to move to a member of the majority.
+	serving := m.core.Leader() != 0 && m.peers[m.id]
+	if lost := m.hk.Leaderless(serving, now); lost >= electionMs && len(m.conns) > 0 {
+		m.s.logf("m%d has had no leader for %dms: closing client connections", m.id, lost)
+		m.dropConns()
+	}
 	if !m.core.IsLeader() {
-		m.leading = false
-		ids := slices.Sorted(maps.Keys(m.active))
-		clear(m.active)
-		m.core.ReportActivity(ids)
+		m.core.ReportActivity(m.hk.Follow())
 		return
 	}
-	now := m.now()
-	if !m.leading {
-		m.leading = true
-		m.tracker = session.New(tickMs*10, now)
-		for _, id := range slices.Sorted(maps.Keys(m.state.Sessions)) {
-			m.tracker.Add(id, m.state.Sessions[id].TimeoutMs, now)
-		}
+	if !m.hk.Leading() {
+		m.hk.TakeOver(m.state.Sessions, now)
 	}
-	for _, id := range m.tracker.Expired(now) {
-		m.tracker.SetClosing(id)
+	e := m.hk.Expire(now)
+	for _, id := range e.Expired {
 		m.s.logf("m%d expires session %x", m.id, id)
 		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
 	}
-	// As internal/server: a closeSession that did not apply goes again.
-	for _, id := range m.tracker.Reclose(now, recloseMs) {
+	for _, id := range e.Again {
 		m.s.logf("m%d expires session %x again: its closeSession did not apply", m.id, id)
 		_ = m.core.Propose(txn.Request{SessionID: id, Op: jute.OpCloseSession}, 0)
 	}
 	if m.core.Ticks()%20 == 0 {
-		paths := append(m.state.Tree.ContainersToDelete(), m.state.Tree.ExpiredTTL(now)...)
-		slices.Sort(paths) // the tree lists them in map order
-		for _, p := range paths {
+		for _, p := range server.Cleanup(m.state, now, 0) {
 			_ = m.core.Propose(txn.Request{Op: jute.OpDeleteContainer, Record: &jute.PathRequest{Path: p}}, 0)
 		}
 	}
 }
 
-// recloseMs is internal/server's recloseTicks, in the simulator's expiry
-// ticks (tickMs*10).
-const recloseMs = 5 * tickMs * 10
+// electionMs is the members' election timeout: ElectionTicks of tickMs.
+const electionMs = 10 * tickMs
 
-func (m *member) onActivity(ids []int64) {
-	now := m.now()
-	for _, id := range ids {
-		m.tracker.Touch(id, now)
-	}
-}
+func (m *member) onActivity(ids []int64) { m.hk.Activity(ids, m.now()) }
 
 // touch records a session's traffic here; it reports whether the expiry
 // tracker knows the session and is not closing it.
-func (m *member) touch(sid int64) bool {
-	m.active[sid] = true
-	return m.tracker.Touch(sid, m.now())
-}
+func (m *member) touch(sid int64) bool { return m.hk.Touch(sid, m.now()) }
 
-// touchMoved is internal/server's touchMoved: a session that moved here,
-// live in the replicated state, is tracked afresh if the tracker missed
-// its creation (the member took a leader's snapshot) or, off the leader,
-// still marks it closing from an earlier term.
+// touchMoved is the request path's Moved: internal/server's touchMoved.
 func (m *member) touchMoved(sid int64, timeoutMs int32) bool {
-	if e, known := m.tracker.Get(sid); !known || (e.Closing && !m.core.IsLeader()) {
-		m.tracker.Remove(sid)
-		m.tracker.Add(sid, timeoutMs, m.now())
-	}
-	return m.touch(sid)
+	return m.hk.TouchMoved(sid, timeoutMs, m.core.IsLeader(), m.now())
 }
 
 // onApply is internal/server's onApply for the simulator: the request
@@ -416,6 +393,7 @@ func (m *member) onApply(ev replica.Event) {
 		m.s.restored(m, ev.Zxid)
 		m.listed = m.startPeers(false) // as internal/server's snapshotInstalled
 		m.confChanged()
+		m.hk.Track(m.state.Sessions, m.now())
 		m.trigLog = nil
 		m.dropConns()
 	}
@@ -487,51 +465,22 @@ func line(id uint64, role string) string {
 	return fmt.Sprintf("server.%d=127.0.0.1:%d:%d:%s;127.0.0.1:%d", id, 2000+id, 3000+id, role, 4000+id)
 }
 
+// sessionChanged is internal/server's: expiry follows the replicated
+// session table, and the connection of a session that moved away closes
+// at once, that of a session that ended after what is queued for it.
 func (m *member) sessionChanged(ev replica.Event) {
-	t := ev.Txn
-	switch t.Type {
-	case jute.OpCreateSession:
-		if ev.Result.Err == jute.OK {
-			m.tracker.Add(t.SessionID, t.Body.(*txn.CreateSessionTxn).TimeoutMs, m.now())
-		}
-	case txn.OpSetOwner:
-		if ev.Result.Err == jute.OK && t.Body.(*txn.SetOwnerTxn).Owner != int64(m.id) {
-			if c := m.bySess[t.SessionID]; c != nil {
-				c.close()
-			}
-		}
-	case jute.OpCloseSession:
-		m.tracker.Remove(t.SessionID)
-		if c := m.bySess[t.SessionID]; c != nil {
-			c.finish()
-		}
+	sid := ev.Txn.SessionID
+	end := m.hk.Applied(ev.Txn, ev.Result.Err, int64(m.id), m.now())
+	c := m.bySess[sid]
+	if end == server.Keep || c == nil {
+		return
 	}
-}
-
-// serveRead is the request path's ReadFunc: the simulator's reads, with
-// their watches registered in the Core's watch registry. A data watch is
-// set on a missing node too, as exists sets one.
-func (m *member) serveRead(ep server.Endpoint, h jute.RequestHeader, rec jute.Record, st *txn.State, _ int64) (jute.Code, jute.Record) {
-	w := watch.Watcher(ep.ID())
-	switch h.Type {
-	case jute.OpGetData:
-		r := rec.(*jute.PathWatch)
-		if r.Watch {
-			m.srv.Watches().Add(w, r.Path, watch.ModeData)
-		}
-		data, stat, err := st.Tree.Get(r.Path)
-		if err != nil {
-			return codeOf(err), nil
-		}
-		return jute.OK, &jute.GetDataResponse{Data: data, Stat: stat}
-	case jute.OpGetChildren:
-		kids, _, err := st.Tree.Children(rec.(*jute.PathWatch).Path)
-		if err != nil {
-			return codeOf(err), nil
-		}
-		return jute.OK, &jute.GetChildrenResponse{Children: kids}
+	delete(m.bySess, sid)
+	if end == server.Moved {
+		c.close()
+	} else {
+		c.finish()
 	}
-	return jute.Unimplemented, nil
 }
 
 // readKey reads a key from the member's state, for the final reads.
