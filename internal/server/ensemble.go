@@ -85,6 +85,17 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 			r := s.running.Load()
 			return r != nil && r.Established()
 		},
+		// A member that has applied a quorum's state takes links from
+		// servers its membership does not name: the leader a reconfig
+		// added after its log ends. One that has not (fresh, joining,
+		// wiped) takes only those its membership names, zoo.cfg's: a
+		// server that reconfig removed must not win its vote with a
+		// log that beats its empty one (internal/peer doc, "Who may
+		// connect").
+		Admit: func(uint64) bool {
+			r := s.running.Load()
+			return r != nil && r.Established()
+		},
 	})
 }
 

@@ -26,6 +26,15 @@
 // checks cover the server's reply matching, FIFO, completion and watch
 // firing too (TestMutations plants defects there).
 //
+// Whom a member takes messages from is internal/peer's rule with
+// internal/server's Admit (member.go, accepts): the servers of the
+// membership it last applied (or, joining with an empty log, the
+// membership in force, from its zoo.cfg) and, once it has applied a
+// quorum's state, any server. The network is a model, not the peer
+// transport: a message from a server the member takes goes both ways, as
+// the transport answers an admitted server over the link it opened, and
+// a smaller leader's nudge (a dial after Backoff.Max) takes no time.
+//
 // What the simulator does not run: the rest of internal/server, which is
 // bound to sockets and goroutines. Not its connection reader and writer
 // (conn.go, connread.go, outq.go: framing, throttling tokens, the

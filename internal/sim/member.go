@@ -33,10 +33,10 @@ var errLinkDown = errors.New("sim: link down")
 // and timers (expiry, activity reports, container and TTL cleanup,
 // session moves), done here on the simulated clock.
 type member struct {
-	// peers are the servers this member takes messages from, as
-	// internal/peer's transport accepts only the servers of its list: the
-	// membership it last applied, or, started empty to join, the one the
-	// operator wrote in its zoo.cfg (the membership in force then).
+	// peers is the list of internal/peer's transport: the membership
+	// it last applied, or, started empty to join, the one the operator
+	// wrote in its zoo.cfg (the membership in force then). accepts says
+	// whom else it takes messages from.
 	peers map[uint64]bool
 	s     *Sim
 	id    uint64
@@ -286,7 +286,7 @@ func (m *member) tick(gen int) {
 // deliver steps a message from another member; a paused member gets it
 // when it wakes up.
 func (m *member) deliver(from uint64, kind uint8, data []byte) {
-	if !m.up || !m.peers[from] {
+	if !m.up || !m.accepts(from) {
 		return
 	}
 	if m.paused() {
@@ -303,7 +303,7 @@ func (m *member) deliver(from uint64, kind uint8, data []byte) {
 }
 
 func (m *member) deliverSnapshot(from uint64, header, body []byte) {
-	if !m.up || m.paused() || !m.peers[from] {
+	if !m.up || m.paused() || !m.accepts(from) {
 		return // the leader sends it again
 	}
 	if err := m.core.StepSnapshot(from, header, bytes.NewReader(body)); err != nil {
@@ -555,13 +555,25 @@ func stateDigest(st *txn.State) uint64 {
 	return h.Sum64()
 }
 
-// startPeers is whom a member that has just started (or installed a
-// snapshot) takes messages from: the membership in its state (recovered,
-// or zoo.cfg's when fresh), or,
-// joining with an empty log, the membership in force, which the operator
-// lists in its zoo.cfg. Without this a wiped member, whose empty log any
-// candidate's beats, could vote for a removed member that never learned of
-// its removal, and the two would make a quorum of a configuration gone.
+// accepts is internal/peer's acceptor with internal/server's Admit: a
+// member takes messages from the servers of its list and, once it has
+// applied a quorum's state (replica.Established), from any server; a
+// member whose log is empty or holds only its bootstrap takes them from
+// its list alone. The member answers a server it has no address for
+// over the link that server opened (a link carries both ways), which
+// this model takes as given: messages go both ways whenever they are
+// taken.
+func (m *member) accepts(from uint64) bool {
+	return m.peers[from] || m.core.Established()
+}
+
+// startPeers is the list of a member that has just started (or installed
+// a snapshot): the membership in its state (recovered, or zoo.cfg's when
+// fresh), or, joining with an empty log, the membership in force, which
+// the operator lists in its zoo.cfg. Without this a wiped member, whose
+// empty log any candidate's beats, could vote for a removed member that
+// never learned of its removal, and the two would make a quorum of a
+// configuration gone.
 func (m *member) startPeers(joining bool) map[uint64]bool {
 	if joining {
 		peers := maps.Clone(m.s.inConfig)

@@ -105,6 +105,8 @@ func TestRegressions(t *testing.T) {
 		{590, "wal: bit rot in the last segment's fsynced records was cut off as a torn tail: the member forgot entries it had acknowledged"},
 		{89, "server: a member that took a leader's snapshot did not track its sessions, and refused a session moving to it as expired"},
 		{452, "server: a former leader still marked a session closing, and refused it moving there as expired while it lived on"},
+		{101523, "peer: a member restarted with a log older than the reconfig that added the leader (m4) refused the leader's messages: it never caught up"},
+		{106795, "peer: the same, a member restarted at zxid 2 that never learned of m4, which then led; its clients read stale data"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
 			t.Errorf("seed %d (%s) fails again:\n%s", tc.seed, tc.bug, Run(Options{Seed: tc.seed, Trace: true}).Report())
