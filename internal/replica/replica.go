@@ -508,8 +508,14 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 		MaxCommittedSizePerReady:  16 << 20,
 		PreVote:                   true,
 		CheckQuorum:               true,
-		AsyncStorageWrites:        true, // see processReady
-		Logger:                    raftLogger{cfg.Logger},
+		// A leader that applies its own removal steps down. Otherwise
+		// it leads on outside the membership, dropping every proposal,
+		// while the members it still reaches (internal/peer admits any
+		// server once the log is established) keep it alive under
+		// CheckQuorum.
+		StepDownOnRemoval:  true,
+		AsyncStorageWrites: true, // see processReady
+		Logger:             raftLogger{cfg.Logger},
 	})
 	if err != nil {
 		r.closeLog()
