@@ -107,7 +107,7 @@ func (t *Transport) acceptHandshake(c net.Conn) (hello, bool) {
 	}
 	if st == ackAuthRequired {
 		t.log.Error("peer: refused a quorum peer that does not authenticate with SASL (quorum.auth.serverRequireSasl=true)",
-			"remote", remote, "from", h.from, "reason", st)
+			"remote", remote, "from", h.from)
 		return hello{}, false
 	}
 	if st == ackWrongDirection {
@@ -434,6 +434,9 @@ func (t *Transport) runLink(p *peer, c net.Conn) (next net.Conn) {
 	t.log.Info("peer: link up", "peer", p.id, "remote", c.RemoteAddr())
 	next, werr := t.writeLoop(p, c, rdone)
 	p.connected.Store(false)
+	if werr == errRemoved {
+		t.lingerClose(c, rdone)
+	}
 	c.Close()
 	<-rdone
 	if werr == errReaderDone {
@@ -441,6 +444,26 @@ func (t *Transport) runLink(p *peer, c net.Conn) (next net.Conn) {
 	}
 	t.logLinkDown(p.id, werr)
 	return next
+}
+
+// lingerClose ends a link to a removed peer after its last frames:
+// it closes the write half and waits, at most leaveGrace, for the peer to
+// close its own. Closing outright, with the peer's heartbeats unread,
+// makes the kernel answer with a reset, and a reset discards what the
+// peer has not read yet: the frames just flushed, which tell it that it
+// was removed.
+func (t *Transport) lingerClose(c net.Conn, rdone <-chan struct{}) {
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	tm := time.NewTimer(leaveGrace)
+	defer tm.Stop()
+	select {
+	case <-rdone:
+	case <-tm.C:
+	case <-t.ctx.Done():
+	}
 }
 
 func (t *Transport) logLinkDown(id uint64, err error) {
