@@ -29,11 +29,12 @@
 // they have sent nothing for HeartbeatInterval, and close a link on which
 // nothing arrived for IdleTimeout.
 //
-// A smaller-id server that no peer dialed for a while dials that peer
-// itself (a nudge, every Backoff.Max to 4×Backoff.Max): a peer that
+// A server whose larger peer has not dialed in for a while dials that
+// peer itself (a nudge: first after Backoff.Max/2 to Backoff.Max without
+// a link, then ever more rarely, up to 4×Backoff.Max apart). A peer that
 // knows it refuses the link (wrong direction) and keeps dialing it
-// itself, but a peer that does not know it may take the link (see "Who
-// may connect"), and it is then the only way between them.
+// itself; a peer that does not know it may take the link (see "Who may
+// connect"), which is then the only way between them.
 //
 // # Who may connect
 //

@@ -33,7 +33,7 @@
 // quorum's state, any server. The network is a model, not the peer
 // transport: a message from a server the member takes goes both ways, as
 // the transport answers an admitted server over the link it opened, and
-// a smaller leader's nudge (a dial after Backoff.Max) takes no time.
+// a smaller leader's nudge (a dial after up to Backoff.Max) takes no time.
 //
 // What the simulator does not run: the rest of internal/server, which is
 // bound to sockets and goroutines. Not its connection reader and writer
