@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -180,4 +181,27 @@ func TestAdmitStreams(t *testing.T) {
 	if from := <-got; from != 5 {
 		t.Fatalf("stream from %d, want 5", from)
 	}
+}
+
+// Admitted peers are bounded: past maxAdmitted, a server outside the
+// list is refused as unknown, however many dial in.
+func TestAdmittedPeersBounded(t *testing.T) {
+	checkLeaks(t)
+	var yes atomic.Bool
+	yes.Store(true)
+	m := startNode(t, 1, listen(t), nil, admitIf(&yes))
+	addr := m.tr.Addr().String()
+	for id := uint64(2); id < 2+maxAdmitted; id++ {
+		raw, st := dialRaw(t, addr, hello{protoVersion, connLink, id, 1, 0})
+		if st != ackOK {
+			t.Fatalf("server %d: %v, want %v", id, st, ackOK)
+		}
+		defer raw.Close()
+		waitFor(t, fmt.Sprintf("%d admitted", id), func() bool { return m.tr.Connected(id) })
+	}
+	raw, st := dialRaw(t, addr, hello{protoVersion, connLink, 2 + maxAdmitted, 1, 0})
+	if st != ackUnknownPeer {
+		t.Fatalf("server %d past the bound: %v, want %v", 2+maxAdmitted, st, ackUnknownPeer)
+	}
+	raw.waitClosed(t)
 }

@@ -164,9 +164,36 @@ func (t *Transport) checkHello(h hello) ackStatus {
 	return ackOK
 }
 
-// admits asks Config.Admit about a server not among the peers.
+// admits asks Config.Admit about a server not among the peers, unless
+// maxAdmitted of them are linked already.
 func (t *Transport) admits(id uint64) bool {
-	return t.cfg.Admit != nil && t.cfg.Admit(id)
+	if t.cfg.Admit == nil {
+		return false
+	}
+	t.mu.RLock()
+	full := t.admittedLocked() >= maxAdmitted
+	t.mu.RUnlock()
+	if full {
+		t.log.Warn("peer: too many servers outside the membership linked; refusing another", "from", id, "max", maxAdmitted)
+		return false
+	}
+	return t.cfg.Admit(id)
+}
+
+// maxAdmitted bounds the admitted peers, each a goroutine and a queue:
+// an ensemble has a few servers outside a member's list at a time (the
+// leader, members added since its log ends), not hundreds.
+const maxAdmitted = 32
+
+// admittedLocked counts the admitted peers; t.mu must be held.
+func (t *Transport) admittedLocked() int {
+	n := 0
+	for _, p := range t.peers {
+		if p.admitted {
+			n++
+		}
+	}
+	return n
 }
 
 // handoff gives an accepted link to its peer's goroutine, replacing any
@@ -207,7 +234,7 @@ func (t *Transport) admit(from uint64, c net.Conn) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || t.peers[from] != nil {
+	if t.closed || t.peers[from] != nil || t.admittedLocked() >= maxAdmitted {
 		return false
 	}
 	p := t.newPeer(from, "")
