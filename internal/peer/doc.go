@@ -42,9 +42,10 @@
 // (Config.Peers, then SetPeers: the membership the replica last applied).
 // A server not in the list is asked about through Config.Admit, after
 // the hello and with quorum SASL still required when it is configured.
-// The server answers true once its replica has applied a quorum's state
-// (a log beyond its bootstrap), false while its log is empty or holds
-// only its bootstrap (a fresh, joining or wiped member).
+// The server answers true if it started from a log it had written
+// before, or once its replica has applied a quorum's state (a log beyond
+// its bootstrap); false while a server that started empty (a fresh,
+// joining or wiped member) holds nothing past a bootstrap.
 //
 // Why both halves. A member restarted with a log older than the reconfig
 // that added the current leader does not have the leader in its list;

@@ -34,8 +34,9 @@ func TestReconfigRestartedMemberCatchesUpWithAnUnknownLeader(t *testing.T) {
 	ms := startMembers(t, 3, 0, "", durable)
 	lead := leaderOf(t, ms)
 	f := followerOf(ms, lead)
-	// f has applied a quorum's state (more than its bootstrap): a member
-	// that has not is treated as fresh and takes only its list.
+	// f has applied writes past its bootstrap, as a member that served
+	// has (one stopped before that is admitted too: it restarts from a
+	// log; TestRegressions' seed 111040 covers it).
 	waitFor(t, 30*time.Second, func() error {
 		if !ms[f].srv.rep.Established() {
 			return fmt.Errorf("server %d has applied nothing past its bootstrap", f)

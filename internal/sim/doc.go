@@ -29,8 +29,8 @@
 // Whom a member takes messages from is internal/peer's rule with
 // internal/server's Admit (member.go, accepts): the servers of the
 // membership it last applied (or, joining with an empty log, the
-// membership in force, from its zoo.cfg) and, once it has applied a
-// quorum's state, any server. The network is a model, not the peer
+// membership in force, from its zoo.cfg) and, if it started from a log
+// it wrote before or has since applied a quorum's state, any server. The network is a model, not the peer
 // transport: a message from a server the member takes goes both ways, as
 // the transport answers an admitted server over the link it opened, and
 // a smaller leader's nudge (a dial after up to Backoff.Max) takes no time.

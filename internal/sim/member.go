@@ -38,8 +38,11 @@ type member struct {
 	// wrote in its zoo.cfg (the membership in force then). accepts says
 	// whom else it takes messages from.
 	peers map[uint64]bool
-	s     *Sim
-	id    uint64
+	// recovered: this incarnation started from a log it wrote before
+	// (internal/server: replica.Fresh was false).
+	recovered bool
+	s         *Sim
+	id        uint64
 
 	disk     *vfs.MemFS // what survives a crash is its CrashClone
 	syncFail bool       // the next fsync fails
@@ -211,6 +214,7 @@ func (m *member) start() {
 		m.tracker.Add(id, info.TimeoutMs, now)
 	}
 	m.peers = m.startPeers(core.LastZxid() == 0 && m.spare)
+	m.recovered = core.LastZxid() > 0
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
 	m.process()
 	gen := m.gen
@@ -556,15 +560,15 @@ func stateDigest(st *txn.State) uint64 {
 }
 
 // accepts is internal/peer's acceptor with internal/server's Admit: a
-// member takes messages from the servers of its list and, once it has
-// applied a quorum's state (replica.Established), from any server; a
-// member whose log is empty or holds only its bootstrap takes them from
-// its list alone. The member answers a server it has no address for
+// member takes messages from the servers of its list and, if it started
+// from a log it wrote before or has since applied a quorum's state
+// (replica.Established), from any server; a member that started empty
+// and holds nothing past a bootstrap takes them from its list alone. The member answers a server it has no address for
 // over the link that server opened (a link carries both ways), which
 // this model takes as given: messages go both ways whenever they are
 // taken.
 func (m *member) accepts(from uint64) bool {
-	return m.peers[from] || m.core.Established()
+	return m.peers[from] || m.recovered || m.core.Established()
 }
 
 // startPeers is the list of a member that has just started (or installed

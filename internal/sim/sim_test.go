@@ -107,6 +107,7 @@ func TestRegressions(t *testing.T) {
 		{452, "server: a former leader still marked a session closing, and refused it moving there as expired while it lived on"},
 		{101523, "peer: a member restarted with a log older than the reconfig that added the leader (m4) refused the leader's messages: it never caught up"},
 		{106795, "peer: the same, a member restarted at zxid 2 that never learned of m4, which then led; its clients read stale data"},
+		{111040, "peer: a member restarted from a log holding only its bootstrap (zxid 1) was treated as empty and refused the leader (m4) its log does not name, so the ensemble {1,2,4} never had a quorum again"},
 		{6768, "replica: once members admit any server, a leader that a reconfig removed led on outside the membership, dropping every proposal (raft's StepDownOnRemoval was off)"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
