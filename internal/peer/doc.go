@@ -29,6 +29,49 @@
 // they have sent nothing for HeartbeatInterval, and close a link on which
 // nothing arrived for IdleTimeout.
 //
+// A server whose larger peer has not dialed in for a while dials that
+// peer itself (a nudge: first after Backoff.Max/2 to Backoff.Max without
+// a link, then ever more rarely, up to 4×Backoff.Max apart). A peer that
+// knows it refuses the link (wrong direction) and keeps dialing it
+// itself; a peer that does not know it may take the link (see "Who may
+// connect"), which is then the only way between them.
+//
+// # Who may connect
+//
+// The acceptor takes a link or a stream from the servers of its list
+// (Config.Peers, then SetPeers: the membership the replica last applied).
+// A server not in the list is asked about through Config.Admit, after
+// the hello and with quorum SASL still required when it is configured.
+// The server answers true if it started from a log it had written
+// before, or once its replica has applied a quorum's state (a log beyond
+// its bootstrap); false while a server that started empty (a fresh,
+// joining or wiped member) holds nothing past a bootstrap.
+//
+// Why both halves. A member restarted with a log older than the reconfig
+// that added the current leader does not have the leader in its list;
+// refusing it, it would never catch up (simulator seeds 101523, 106795).
+// Taking it is safe: such a member's log holds what it acknowledged
+// (fsynced before the ack), and raft's vote rule, a candidate's log at
+// least as up to date, protects it from any server, listed or not. An
+// empty log has no such protection: any candidate's log beats it, so a
+// wiped member would vote for a member that a reconfig removed and that
+// never learned of it, and the two could make a quorum of a membership
+// that is gone. So it listens only to the membership in force, which
+// the operator writes in its zoo.cfg when adding it back.
+//
+// An admitted server is a peer while its link lasts: Send reaches it over
+// that link (it carries both ways), the way back to a leader whose address
+// this server does not know. When the link ends it is forgotten, unless a
+// membership change named it meanwhile: then it is a peer like the
+// others (one with a smaller id is dropped and dialed afresh).
+//
+// Apache 3.8 does the same and more: QuorumCnxManager.handleConnection
+// checks no view at all; it keeps a connection from a larger id, and
+// answers one from a smaller id by connecting back to the election
+// address the initial message carries. FastLeaderElection answers a
+// server outside its view with its vote and configuration, from which a
+// server with an older configuration learns the newer one.
+//
 // # Handshake
 //
 // The dialer opens every connection with a 23-byte hello, all integers big
@@ -43,7 +86,8 @@
 // the id it expects to reach. The acceptor answers with a status byte: 0
 // accepts, anything else names the reason for refusing (wrong id, unknown
 // peer, wrong direction, unsupported version or type, streams not accepted,
-// quorum SASL required), after which it closes the connection; a flags
+// quorum SASL required; a stream from a server not in the list is refused
+// as a link would be), after which it closes the connection; a flags
 // byte follows the status. Both sides log a refusal, so a
 // misconfigured ensemble is visible in the logs of every server involved.
 //

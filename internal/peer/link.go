@@ -110,6 +110,12 @@ func (t *Transport) acceptHandshake(c net.Conn) (hello, bool) {
 			"remote", remote, "from", h.from)
 		return hello{}, false
 	}
+	if st == ackWrongDirection {
+		// A smaller peer's nudge (awaitLoop): we dial it ourselves.
+		t.log.Debug("peer: refused a link dialed the wrong way; dialing it ourselves",
+			"remote", remote, "from", h.from, "reason", st)
+		return hello{}, false
+	}
 	if st != ackOK {
 		t.log.Warn("peer: rejected connection; check the server list of both servers",
 			"remote", remote, "from", h.from, "to", h.to, "type", h.typ, "reason", st)
@@ -138,27 +144,69 @@ func (t *Transport) checkHello(h hello) ackStatus {
 		return ackNoStreams
 	case t.cfg.Auth != nil && t.cfg.Auth.ServerRequired && h.flags&flagSASL == 0:
 		return ackAuthRequired
-	case h.typ == connStream:
-		return ackOK
 	}
 	t.mu.RLock()
-	_, known := t.peers[h.from]
+	p, known := t.peers[h.from]
 	t.mu.RUnlock()
 	switch {
-	case !known:
+	case !known && !t.admits(h.from):
+		// A stream too: a raft snapshot from a server we would not
+		// take messages from must not reach raft either.
 		return ackUnknownPeer
-	case h.from < t.cfg.ID:
+	case h.typ == connStream:
+		return ackOK
+	case known && p.dials:
+		// We dial it ourselves: a second link would race ours. A
+		// server we do not know, smaller or not, we never dial, so we
+		// may take its link whichever way it points.
 		return ackWrongDirection
 	}
 	return ackOK
 }
 
+// admits asks Config.Admit about a server not among the peers, unless
+// maxAdmitted of them are linked already.
+func (t *Transport) admits(id uint64) bool {
+	if t.cfg.Admit == nil {
+		return false
+	}
+	t.mu.RLock()
+	full := t.admittedLocked() >= maxAdmitted
+	t.mu.RUnlock()
+	if full {
+		t.log.Warn("peer: too many servers outside the membership linked; refusing another", "from", id, "max", maxAdmitted)
+		return false
+	}
+	return t.cfg.Admit(id)
+}
+
+// maxAdmitted bounds the admitted peers, each a goroutine and a queue:
+// an ensemble has a few servers outside a member's list at a time (the
+// leader, members added since its log ends), not hundreds.
+const maxAdmitted = 32
+
+// admittedLocked counts the admitted peers; t.mu must be held.
+func (t *Transport) admittedLocked() int {
+	n := 0
+	for _, p := range t.peers {
+		if p.admitted {
+			n++
+		}
+	}
+	return n
+}
+
 // handoff gives an accepted link to its peer's goroutine, replacing any
-// link not yet picked up. The peer may have been removed meanwhile.
+// link not yet picked up. The peer may have been removed meanwhile. A
+// link from a server not among the peers that Config.Admit lets in makes
+// it an admitted peer, whose goroutine starts with that link.
 func (t *Transport) handoff(from uint64, c net.Conn) {
 	t.mu.RLock()
 	p := t.peers[from]
 	t.mu.RUnlock()
+	if p == nil && t.admit(from, c) {
+		return
+	}
 	if p == nil {
 		c.Close()
 		return
@@ -177,6 +225,28 @@ func (t *Transport) handoff(from uint64, c net.Conn) {
 	p.incoming <- c
 }
 
+// admit makes from, a server not among the peers, an admitted peer with
+// c as its link, if Config.Admit lets it in. It reports whether it took
+// c; false leaves c to the caller (from may have become a peer meanwhile).
+func (t *Transport) admit(from uint64, c net.Conn) bool {
+	if !t.admits(from) { // before t.mu: Admit is the caller's code
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || t.peers[from] != nil || t.admittedLocked() >= maxAdmitted {
+		return false
+	}
+	p := t.newPeer(from, "")
+	p.admitted = true
+	p.dials = false // no address; it dialed us, whichever id is larger
+	p.incoming <- c // a new peer's empty channel: never blocks
+	t.peers[from] = p
+	t.log.Info("peer: admitted a server that is not in the membership", "peer", from, "remote", c.RemoteAddr())
+	t.startPeerLocked(p)
+	return true
+}
+
 // runPeer owns p's link until p is removed or the transport closes.
 func (t *Transport) runPeer(p *peer) {
 	defer func() {
@@ -193,16 +263,76 @@ func (t *Transport) runPeer(p *peer) {
 		t.dialLoop(p)
 		return
 	}
+	t.awaitLoop(p)
+}
+
+// awaitLoop runs the links a larger peer opens. When none has come for a
+// while it dials the peer itself (nudge): the peer may be a server whose
+// log predates the reconfig that added this one, which does not know our
+// address and admits our link (Config.Admit); a peer that knows us
+// refuses it (wrong direction) and goes on dialing us itself. An
+// admitted peer ends with its link, unless a membership change named it
+// meanwhile.
+func (t *Transport) awaitLoop(p *peer) {
+	b := backoff{min: t.cfg.Backoff.Max, max: nudgeBackoffs * t.cfg.Backoff.Max}
 	for {
+		wait := time.NewTimer(b.next())
+		var c net.Conn
 		select {
-		case c := <-p.incoming:
-			for c != nil {
-				c = t.runLink(p, c)
-			}
+		case c = <-p.incoming:
+		case <-wait.C:
+			c = t.nudge(p)
 		case <-p.ctx.Done():
+			wait.Stop()
+			return
+		}
+		wait.Stop()
+		if c != nil {
+			b.reset()
+		}
+		for c != nil {
+			c = t.runLink(p, c)
+		}
+		if t.forgetAdmitted(p) {
 			return
 		}
 	}
+}
+
+// nudgeBackoffs: a smaller peer that was not dialed in nudges after the
+// dialers' longest backoff, then ever more slowly, up to this many of it.
+const nudgeBackoffs = 4
+
+// nudge dials a larger peer that has not dialed in, and returns the link
+// or nil.
+func (t *Transport) nudge(p *peer) net.Conn {
+	addr := t.peerAddr(p)
+	if addr == "" {
+		return nil // an admitted peer, or one only ever dialing in
+	}
+	c, err := t.dialConn(p.ctx, p.id, addr, connLink)
+	if err != nil {
+		t.log.Debug("peer: nudge refused", "peer", p.id, "addr", addr, "err", err)
+		return nil
+	}
+	t.log.Info("peer: a larger peer that did not dial in took our link", "peer", p.id, "addr", addr)
+	return c
+}
+
+// forgetAdmitted drops p, whose link ended, if it is still an admitted
+// peer, and reports whether it did.
+func (t *Transport) forgetAdmitted(p *peer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !p.admitted {
+		return false
+	}
+	if t.peers[p.id] == p {
+		delete(t.peers, p.id)
+	}
+	p.cancel()
+	t.log.Info("peer: admitted server's link ended; forgetting it", "peer", p.id)
+	return true
 }
 
 // dialLoop keeps a link to a smaller-id peer up, redialing with backoff.
@@ -331,6 +461,9 @@ func (t *Transport) runLink(p *peer, c net.Conn) (next net.Conn) {
 	t.log.Info("peer: link up", "peer", p.id, "remote", c.RemoteAddr())
 	next, werr := t.writeLoop(p, c, rdone)
 	p.connected.Store(false)
+	if werr == errRemoved {
+		t.lingerClose(c, rdone)
+	}
 	c.Close()
 	<-rdone
 	if werr == errReaderDone {
@@ -338,6 +471,26 @@ func (t *Transport) runLink(p *peer, c net.Conn) (next net.Conn) {
 	}
 	t.logLinkDown(p.id, werr)
 	return next
+}
+
+// lingerClose ends a link to a removed peer after its last frames:
+// it closes the write half and waits, at most leaveGrace, for the peer to
+// close its own. Closing outright, with the peer's heartbeats unread,
+// makes the kernel answer with a reset, and a reset discards what the
+// peer has not read yet: the frames just flushed, which tell it that it
+// was removed.
+func (t *Transport) lingerClose(c net.Conn, rdone <-chan struct{}) {
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	tm := time.NewTimer(leaveGrace)
+	defer tm.Stop()
+	select {
+	case <-rdone:
+	case <-tm.C:
+	case <-t.ctx.Done():
+	}
 }
 
 func (t *Transport) logLinkDown(id uint64, err error) {

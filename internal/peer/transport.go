@@ -92,6 +92,14 @@ type Config struct {
 	// Auth, if not nil, authenticates every connection with SASL (see
 	// auth.go).
 	Auth *Auth
+	// Admit, if not nil, is asked about a link from a server that is not
+	// among the peers, after the hello (and before quorum SASL, which
+	// still runs); true lets it in. An admitted server is a peer for as
+	// long as its link lasts: Send reaches it over that link, the only
+	// way back to a server whose address this one does not know (doc.go,
+	// "Who may connect"). Nil refuses every server not among the peers.
+	// It is called from handshake goroutines and must not block.
+	Admit func(from uint64) bool
 }
 
 // Survey reports how many peers this transport has completed a handshake
@@ -250,6 +258,12 @@ type peer struct {
 
 	connected atomic.Bool
 	dropping  atomic.Bool // the queue was full at the last Send
+
+	// admitted (guarded by Transport.mu) marks a peer let in by
+	// Config.Admit rather than named by Config.Peers or SetPeers: it has
+	// no address, and it is forgotten when its link ends, unless a
+	// membership change names it meanwhile.
+	admitted bool
 }
 
 // New checks cfg and builds a Transport. Nothing runs until Start.
@@ -373,7 +387,7 @@ func (t *Transport) SetPeers(peers map[uint64]string) {
 		return
 	}
 	for id, p := range t.peers {
-		if _, ok := peers[id]; !ok {
+		if _, ok := peers[id]; !ok && !p.admitted { // an admitted peer ends with its link
 			// What was queued before the removal still goes out: raft's
 			// last messages to a member being removed tell it that the
 			// change removing it committed, and without them it never
@@ -390,7 +404,11 @@ func (t *Transport) SetPeers(peers map[uint64]string) {
 		if id == 0 || id == t.cfg.ID {
 			continue
 		}
-		if p, ok := t.peers[id]; ok {
+		if p, ok := t.peers[id]; ok && p.admitted {
+			if !t.adoptLocked(p, addr) {
+				continue
+			}
+		} else if ok {
 			if p.addr != addr {
 				t.log.Info("peer: address changed", "peer", id, "old", p.addr, "new", addr)
 				p.addr = addr
@@ -408,6 +426,25 @@ func (t *Transport) SetPeers(peers map[uint64]string) {
 			t.startPeerLocked(p)
 		}
 	}
+}
+
+// adoptLocked makes an admitted peer that a membership change now names
+// a peer like any other, and reports whether the caller must replace it.
+// A larger peer is adopted as it is: it dials us, as it does. A smaller
+// one we would dial ourselves; it is dropped, link and all, so that a new
+// peer that dials it takes its place, and the rule that the larger id
+// dials holds again.
+func (t *Transport) adoptLocked(p *peer, addr string) (replace bool) {
+	if t.cfg.ID > p.id {
+		p.cancel()
+		delete(t.peers, p.id)
+		t.log.Info("peer: admitted server joins the membership; dialing it from now on", "peer", p.id, "addr", addr)
+		return true
+	}
+	p.admitted = false
+	p.addr = addr
+	t.log.Info("peer: admitted server joins the membership", "peer", p.id, "addr", addr)
+	return false
 }
 
 // leaveGrace bounds how long a removed peer's link may take to send what

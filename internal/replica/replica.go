@@ -522,8 +522,15 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 		MaxCommittedSizePerReady:  16 << 20,
 		PreVote:                   true,
 		CheckQuorum:               true,
-		AsyncStorageWrites:        true, // see processReady
-		Logger:                    raftLogger{cfg.Logger},
+		// No StepDownOnRemoval: a reconfig demotes a removed leader to a
+		// learner, which raft lets lead on (its proposals commit by the
+		// voters), and linger.go hands leadership over an election
+		// timeout later; stepping down at once would leave the voters
+		// without a leader for that long. (A leader removed outright, by
+		// a change an earlier leader proposed while it was down, hands
+		// over the same way; raft drops its proposals meanwhile.)
+		AsyncStorageWrites: true, // see processReady
+		Logger:             raftLogger{cfg.Logger},
 	})
 	if err != nil {
 		r.closeLog()

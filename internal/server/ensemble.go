@@ -53,8 +53,9 @@ func (l peerLink) SendStream(ctx context.Context, to uint64, header []byte, body
 }
 
 // newPeers builds the transport between the members; messages go to the
-// replica once it exists (start).
-func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
+// replica once it exists (start). recovered says this server started
+// from a log it had written before.
+func (s *Server) newPeers(e Ensemble, recovered bool) (*peer.Transport, error) {
 	if e.Listener == nil {
 		return nil, fmt.Errorf("server: an ensemble of %d needs a quorum listener", len(e.Voters))
 	}
@@ -83,6 +84,18 @@ func (s *Server) newPeers(e Ensemble) (*peer.Transport, error) {
 		Established: func() bool {
 			r := s.running.Load()
 			return r != nil && r.Established()
+		},
+		// A member with a log, recovered at start or since filled by
+		// a quorum, takes links from servers its membership does not
+		// name: the leader a reconfig added after its log ends. One
+		// that started empty (fresh, joining, wiped) and has applied
+		// nothing past a bootstrap takes only those its membership
+		// names, zoo.cfg's: a server that a reconfig removed must not
+		// win its vote with a log that beats its empty one
+		// (internal/peer doc, "Who may connect").
+		Admit: func(uint64) bool {
+			r := s.running.Load()
+			return r != nil && (recovered || r.Established())
 		},
 	})
 }

@@ -331,7 +331,7 @@ func New(cfg Config) (*Server, error) {
 		rcfg.SnapDir = filepath.Join(cmp.Or(cfg.DataDir, cfg.DataLogDir), "snap")
 	}
 	if e := cfg.Ensemble; e.enabled() {
-		peers, err := s.newPeers(e)
+		peers, err := s.newPeers(e, !replica.Fresh(rcfg))
 		if err != nil {
 			return nil, err
 		}

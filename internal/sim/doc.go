@@ -45,6 +45,17 @@
 // completion, reads, watch firing and re-registration, and expiry too
 // (TestMutations plants defects there).
 //
+// Whom a member takes messages from is internal/peer's rule with
+// internal/server's Admit (member.go, accepts): the servers of the
+// membership it last applied (or, joining with an empty log, the
+// membership in force, from its zoo.cfg), the servers a reconfig removed
+// that raft still replicates to (they linger as learners), and, if it
+// started from a log it wrote before or has since applied a quorum's
+// state, any server. The network is a model, not the peer transport: a
+// message from a server the member takes goes both ways, as the
+// transport answers an admitted server over the link it opened, and a
+// smaller leader's nudge (a dial after up to Backoff.Max) takes no time.
+//
 // What the simulator does not run: the parts of internal/server bound to
 // sockets, goroutines and the wall clock. Not its connection reader and
 // writer (conn.go, connread.go, outq.go: framing, throttling tokens, the
@@ -52,9 +63,9 @@
 // such as the refusal of a client whose zxid is ahead, which the
 // simulated client applies itself); not the housekeeping goroutine's
 // timers (the member calls the Housekeeper every 5 ticks, its cleanup
-// every 20, with no per-minute limit), read-only mode, or memory release. On a snapshot from
-// the leader a member drops its client connections, where the Server
-// keeps them and rebases their watches (catchup.go). The simulated
-// clients are super users, so ACL checks always pass; they use data
-// watches only (no child or persistent watches).
+// every 20, with no per-minute limit), read-only mode, or memory release.
+// On a snapshot from the leader a member drops its client connections,
+// where the Server keeps them and rebases their watches (catchup.go). The
+// simulated clients are super users, so ACL checks always pass; they use
+// data watches only (no child or persistent watches).
 package sim

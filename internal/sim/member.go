@@ -33,17 +33,20 @@ var errLinkDown = errors.New("sim: link down")
 // session moves), decided by its server.Housekeeper and done here on the
 // simulated clock.
 type member struct {
-	// peers are the servers this member takes messages from, as
-	// internal/peer's transport accepts only the servers of its list:
-	// listed, plus the members raft still replicates to that a reconfig
-	// removed (they linger as learners: replica's linger.go).
+	// peers is the list of internal/peer's transport: listed, plus the
+	// members raft still replicates to that a reconfig removed (they
+	// linger as learners: replica's linger.go). accepts says whom else
+	// it takes messages from.
 	peers map[uint64]bool
 	// listed is the membership it last applied, or, started empty to
 	// join, the one the operator wrote in its zoo.cfg (the membership in
 	// force then).
 	listed map[uint64]bool
-	s      *Sim
-	id     uint64
+	// recovered: this incarnation started from a log it wrote before
+	// (internal/server: replica.Fresh was false).
+	recovered bool
+	s         *Sim
+	id        uint64
 
 	disk     *vfs.MemFS // what survives a crash is its CrashClone
 	syncFail bool       // the next fsync fails
@@ -209,6 +212,7 @@ func (m *member) start() {
 	m.hk.Track(m.state.Sessions, now)
 	m.listed = m.startPeers(core.LastZxid() == 0 && m.spare)
 	m.confChanged()
+	m.recovered = core.LastZxid() > 0
 	m.s.logf("m%d up at zxid %d", m.id, core.LastZxid())
 	m.process()
 	gen := m.gen
@@ -284,7 +288,7 @@ func (m *member) tick(gen int) {
 // deliver steps a message from another member; a paused member gets it
 // when it wakes up.
 func (m *member) deliver(from uint64, kind uint8, data []byte) {
-	if !m.up || !m.peers[from] {
+	if !m.up || !m.accepts(from) {
 		return
 	}
 	if m.paused() {
@@ -301,7 +305,7 @@ func (m *member) deliver(from uint64, kind uint8, data []byte) {
 }
 
 func (m *member) deliverSnapshot(from uint64, header, body []byte) {
-	if !m.up || m.paused() || !m.peers[from] {
+	if !m.up || m.paused() || !m.accepts(from) {
 		return // the leader sends it again
 	}
 	if err := m.core.StepSnapshot(from, header, bytes.NewReader(body)); err != nil {
@@ -529,13 +533,25 @@ func stateDigest(st *txn.State) uint64 {
 	return h.Sum64()
 }
 
-// startPeers is whom a member that has just started (or installed a
-// snapshot) takes messages from: the membership in its state (recovered,
-// or zoo.cfg's when fresh), or,
-// joining with an empty log, the membership in force, which the operator
-// lists in its zoo.cfg. Without this a wiped member, whose empty log any
-// candidate's beats, could vote for a removed member that never learned of
-// its removal, and the two would make a quorum of a configuration gone.
+// accepts is internal/peer's acceptor with internal/server's Admit: a
+// member takes messages from the servers of its list and, if it started
+// from a log it wrote before or has since applied a quorum's state
+// (replica.Established), from any server; a member that started empty
+// and holds nothing past a bootstrap takes them from its list alone. The member answers a server it has no address for
+// over the link that server opened (a link carries both ways), which
+// this model takes as given: messages go both ways whenever they are
+// taken.
+func (m *member) accepts(from uint64) bool {
+	return m.peers[from] || m.recovered || m.core.Established()
+}
+
+// startPeers is the list of a member that has just started (or installed
+// a snapshot): the membership in its state (recovered, or zoo.cfg's when
+// fresh), or, joining with an empty log, the membership in force, which
+// the operator lists in its zoo.cfg. Without this a wiped member, whose
+// empty log any candidate's beats, could vote for a removed member that
+// never learned of its removal, and the two would make a quorum of a
+// configuration gone.
 func (m *member) startPeers(joining bool) map[uint64]bool {
 	if joining {
 		peers := maps.Clone(m.s.inConfig)

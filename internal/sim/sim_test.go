@@ -105,6 +105,12 @@ func TestRegressions(t *testing.T) {
 		{590, "wal: bit rot in the last segment's fsynced records was cut off as a torn tail: the member forgot entries it had acknowledged"},
 		{89, "server: a member that took a leader's snapshot did not track its sessions, and refused a session moving to it as expired"},
 		{452, "server: a former leader still marked a session closing, and refused it moving there as expired while it lived on"},
+		{101523, "peer: a member restarted with a log older than the reconfig that added the leader (m4) refused the leader's messages: it never caught up"},
+		{106795, "peer: the same, a member restarted at zxid 2 that never learned of m4, which then led; its clients read stale data"},
+		{111040, "peer: a member restarted from a log holding only its bootstrap (zxid 1) was treated as empty and refused the leader (m4) its log does not name, so the ensemble {1,2,4} never had a quorum again"},
+		{6768, "replica: once members admit any server, a leader that a reconfig removed led on outside the membership, dropping every proposal (now it lingers as a learner and hands over: linger.go)"},
+		{4391, "replica: a member removed while up (it lingered), wiped and added back at once stopped with ErrLostLog: the leader kept its old progress"},
+		{137, "replica: a member removed while down lingered too; wiped and added back, it stopped with ErrLostLog"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
 			t.Errorf("seed %d (%s) fails again:\n%s", tc.seed, tc.bug, Run(Options{Seed: tc.seed, Trace: true}).Report())
