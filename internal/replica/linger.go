@@ -12,33 +12,35 @@ import (
 	"github.com/zoohq/zoo/internal/tree"
 )
 
-// A server that a reconfig removes stays in raft's configuration as a
-// learner for as long as the leader hears from it, as Apache's removed
-// follower stays a "non-voting follower" until it disconnects. It keeps
-// getting the log, so its clients keep their sessions, their reads and
-// their writes (forwarded to the leader): a client that removed the
-// server it sits on goes on with its next request without a reconnect.
-// member.Change.ConfChanges demotes a removed participant to a learner
-// instead of removing it, and leaves a removed observer a learner.
+// A server that a reconfig removes while the leader hears from it stays
+// in raft's configuration as a learner, as Apache's removed follower
+// stays a "non-voting follower" until it disconnects. It keeps getting
+// the log, so its clients keep their sessions, their reads and their
+// writes (forwarded to the leader): a client that removed the server it
+// sits on goes on with its next request without a reconnect.
+// member.Change.ConfChanges demotes such a participant to a learner and
+// leaves such an observer a learner (lingers decides); one that is down
+// is removed from raft at once.
 //
-// The leader drops such a server from raft once it has not heard from it
-// for lingerElections election timeouts (it was stopped, or is cut off);
-// the server lets its clients go when it learns of that. A leader that a
-// reconfig removed hands leadership to the voter with the most of the
-// log, as Apache's leader hands it to its designated successor, and then
-// lingers like any other removed server.
-
+// The leader drops a lingering server from raft once it has not heard
+// from it for lingerElections election timeouts (it was stopped, or is
+// cut off); the server lets its clients go when it learns of that. A
+// leader that a reconfig removed leads on for an election timeout, then
+// hands leadership to the voter with the most of the log, as Apache's
+// leader hands it to its designated successor, and lingers like any other
+// removed server.
+//
 // A server that lingered may be wiped and started again empty, to be
 // added back, before the leader has dropped it: the leader, taking it for
 // the learner it had, sends heartbeats that commit entries its empty log
 // lacks, which raft takes for a lost log (ErrLostLog). So a server that
 // started empty to join ignores such heartbeats for a while and tells the
 // leader (KindEmpty); a leader that still has it as a lingering learner
-// drops it, and it waits to be added back like any joiner (a reconfig
-// that adds back a server still lingering adds it afresh: reconfig.go's
-// forgetLingering). A voter wiped
-// without being removed is not the leader's to drop: after two election
-// timeouts of such heartbeats it stops with ErrLostLog, as before.
+// drops it, and it waits to be added back like any joiner. A reconfig
+// that adds back a server still lingering adds it afresh (reconfig.go's
+// forgetLingering). A voter wiped without being removed is not the
+// leader's to drop: after two election timeouts of such heartbeats it
+// stops with ErrLostLog, as before.
 
 // staleForEmptyLog reports whether m is a heartbeat that this joining
 // server, whose log is still empty, must not step.
@@ -137,11 +139,12 @@ func (r *Replica) dropLearner(id uint64, why string) {
 }
 
 // handOff reports whether this leader is no longer a voter (a reconfig
-// removed it), and if so moves leadership to the voter whose log matches
-// its own the furthest, among those heard from lately. Raft sends that voter MsgTimeoutNow once it has
-// the whole log, and it is elected without waiting out a timeout.
-// Meanwhile nothing is prepped here (propose), so no request fails for
-// the move.
+// removed it) and is moving leadership, an election timeout after it
+// found so, to the voter whose log matches its own the furthest, among
+// those heard from lately. Raft sends that voter MsgTimeoutNow once it
+// has the whole log, and it is elected without waiting out a timeout.
+// Meanwhile nothing is prepped here (propose): this server's own
+// requests wait for the new leader instead of failing.
 func (r *Replica) handOff() bool {
 	if slices.Contains(r.confState.Voters, r.cfg.ID) || slices.Contains(r.confState.VotersOutgoing, r.cfg.ID) {
 		r.removedAt = 0
@@ -149,8 +152,9 @@ func (r *Replica) handOff() bool {
 	}
 	// It leads on for an election timeout first: a reconfig that follows
 	// at once (adding it back, as go-zookeeper's test does) goes through
-	// undisturbed, as do the requests in flight. A move fails the
-	// requests other members forwarded here and have not seen applied.
+	// undisturbed, as do the requests in flight. The move itself fails
+	// the requests other members forwarded here and have not seen
+	// applied (ConnectionLoss to their clients).
 	now := r.ticks.Load()
 	if r.removedAt == 0 {
 		r.removedAt = now

@@ -33,8 +33,9 @@ const (
 
 var errSeqFloor = errors.New("replica: the sequence floor file is corrupt")
 
-// startSeq sets this run's first sequence number: after the clock's, the
-// floor's, and any the log already showed; and raises the floor past it.
+// startSeq sets this run's first sequence number, after the clock's and
+// the floor's (the log replayed next can only raise it: its entries are
+// below the floor), and raises the floor past it.
 func (r *Replica) startSeq() error {
 	floor, err := readSeqFloor(r.cfg.FS, r.cfg.Dir)
 	if err != nil {
@@ -45,13 +46,16 @@ func (r *Replica) startSeq() error {
 }
 
 // nextSeq returns a new sequence number for a request of this server. It
-// raises the floor when half the reserve is used; a run that cannot write
-// it goes on, logging why, as the clock still orders runs in practice.
+// raises the floor when half the reserve is used. A run that cannot write
+// it goes on, logging why, and tries again after another quarter (not at
+// every request: the write is synced, on the loop); the clock still
+// orders runs unless it is stepped back meanwhile.
 func (r *Replica) nextSeq() uint64 {
 	r.seq++
 	if r.seq+seqReserve/2 > r.seqFloor {
 		if err := r.raiseSeqFloor(); err != nil {
 			r.cfg.Logger.Error("raising the sequence floor", "err", err)
+			r.seqFloor = r.seq + seqReserve/2 + seqReserve/4
 		}
 	}
 	return r.seq
