@@ -43,12 +43,7 @@ func TestReconfigRemovingTheClientsServerReplies(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			su, err := zk.Connect(ctx, ms[via].addr, zk.WithSessionTimeout(4*time.Second),
-				zk.WithAuth("digest", []byte("super:test")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer su.Close()
+			su := connectSuper(t, ctx, ms[via].addr, zk.WithSessionTimeout(4*time.Second))
 			data, err := reconfigOnceSynced(t, ctx, su, "", fmt.Sprint(gone), "")
 			if err != nil {
 				t.Fatalf("reconfig removing server %d (%s) via server %d: %v", gone, target, via, err)
@@ -88,17 +83,11 @@ func TestRemovedServerServesOn(t *testing.T) {
 			var mu sync.Mutex
 			var states []zk.State
 			// Only the removed server: a reconnect could only be to it.
-			su, err := zk.Connect(ctx, ms[gone].addr, zk.WithSessionTimeout(10*time.Second),
-				zk.WithAuth("digest", []byte("super:test")),
-				zk.WithStateCallback(func(s zk.State) {
-					mu.Lock()
-					states = append(states, s)
-					mu.Unlock()
-				}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer su.Close()
+			su := connectSuper(t, ctx, ms[gone].addr, zk.WithStateCallback(func(s zk.State) {
+				mu.Lock()
+				states = append(states, s)
+				mu.Unlock()
+			}))
 			config, _, err := su.Get(ctx, "/zookeeper/config")
 			if err != nil {
 				t.Fatal(err)
@@ -172,12 +161,7 @@ func TestRemovedServerDroppedWhenGone(t *testing.T) {
 	gone := followerOf(ms, lead)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	su, err := zk.Connect(ctx, ms[lead].addr, zk.WithSessionTimeout(10*time.Second),
-		zk.WithAuth("digest", []byte("super:test")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close()
+	su := connectSuper(t, ctx, ms[lead].addr)
 	if _, err := reconfigOnceSynced(t, ctx, su, "", fmt.Sprint(gone), ""); err != nil {
 		t.Fatalf("reconfig removing server %d: %v", gone, err)
 	}
@@ -197,6 +181,20 @@ func TestRemovedServerDroppedWhenGone(t *testing.T) {
 	if _, _, err := su.Create(ctx, "/after-drop", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("a write after the drop: %v", err)
 	}
+}
+
+// connectSuper opens a session as the super user (superDigest), with a
+// 10 s session timeout unless opts say otherwise, closed when the test
+// ends.
+func connectSuper(t *testing.T, ctx context.Context, addr string, opts ...zk.Option) *zk.Client {
+	t.Helper()
+	opts = append([]zk.Option{zk.WithSessionTimeout(10 * time.Second), zk.WithAuth("digest", []byte("super:test"))}, opts...)
+	c, err := zk.Connect(ctx, addr, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // reconfigOnceSynced asks for a reconfig until it is not refused for want
@@ -238,12 +236,7 @@ func TestRemovedServerWipedAndAddedBack(t *testing.T) {
 	gone := followerOf(ms, lead)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	su, err := zk.Connect(ctx, ms[lead].addr, zk.WithSessionTimeout(10*time.Second),
-		zk.WithAuth("digest", []byte("super:test")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer su.Close()
+	su := connectSuper(t, ctx, ms[lead].addr)
 	for i := range 20 {
 		if _, _, err := su.Create(ctx, fmt.Sprintf("/before-%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
