@@ -134,12 +134,15 @@ func (r *Replica) prepAll() {
 			r.startSync(p.tag)
 			continue
 		}
-		if p.req.Op == jute.OpReconfig && r.confPending && r.rn.BasicStatus().Commit > r.applied {
-			// The membership change in flight may be committed and not yet
-			// applied here. A follower that applied it first has answered
-			// its client, whose next reconfig must not be told one is in
-			// progress: it waits for the apply (a turn), and the requests
-			// behind it with it, in order.
+		if !r.cfg.Prep.Settled(p.req) ||
+			p.req.Op == jute.OpReconfig && r.confPending && r.rn.BasicStatus().Commit > r.applied {
+			// A write a quota may refuse waits until the writes prepped
+			// before it are applied (txn's Settled). And the membership
+			// change in flight may be committed and not yet applied here:
+			// a follower that applied it first has answered its client,
+			// whose next reconfig must not be told one is in progress.
+			// Either waits for the apply (a turn or two), and the
+			// requests behind it with it, in order.
 			n := copy(r.waiting, r.waiting[i:])
 			clear(r.waiting[n:])
 			r.waiting = r.waiting[:n]

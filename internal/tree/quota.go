@@ -52,6 +52,12 @@ func (t *Tree) quotaNodeDeleted(parent, name string) {
 // quotaPrefix returns the deepest path with a quota that is path or one of
 // its ancestors (PathTrie.findMaxPrefix). The root never has a quota
 // (DataTree.getMaxPrefixWithQuota).
+// UnderQuota reports whether path lies under a node that has a quota.
+func (t *Tree) UnderQuota(path string) bool {
+	_, ok := t.quotaPrefix(path)
+	return ok
+}
+
 func (t *Tree) quotaPrefix(path string) (string, bool) {
 	if len(t.quotas) == 0 {
 		return "", false
