@@ -163,7 +163,10 @@ func (s *Server) reconfigured(data []byte) {
 	inRaft := true
 	if s.rep != nil {
 		for _, id := range s.rep.Members() {
-			if addr, ok := s.peerAddrs[id]; ok && id != self {
+			if _, listed := peers[id]; listed || id == self {
+				continue
+			}
+			if addr, ok := s.peerAddrs[id]; ok {
 				peers[id] = addr
 			}
 		}
