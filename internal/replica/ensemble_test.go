@@ -498,8 +498,17 @@ func TestEnsembleLaggingFollowerGetsASnapshot(t *testing.T) {
 				}
 			}
 			// Snapshots are written in the background: wait for the one
-			// that drops the entries the follower needs.
-			behind := uint64(f.r.LastZxid()) + 1
+			// that drops the entries the follower needs. It needs those
+			// after the last the leader knows it has (raft's Match), which
+			// may be past what it applied: entries that reached it just
+			// before the cut, not yet known committed there.
+			waitLag(t, lead, f.r.ID(), func(lag uint64) bool { return lag >= writes })
+			var behind uint64
+			for _, p := range lead.r.Progress() {
+				if p.ID == f.r.ID() {
+					behind = p.Match + 1
+				}
+			}
 			deadline := time.Now().Add(10 * time.Second)
 			for lead.r.firstIndex() <= behind {
 				if time.Now().After(deadline) {
