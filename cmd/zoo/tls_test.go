@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,15 +20,26 @@ import (
 
 const zkCli = "/usr/share/zookeeper/bin/zkCli.sh"
 
-// freePort returns a loopback port that was free a moment ago.
+// issuedPorts are the ports freePort handed out in this test binary.
+var issuedPorts sync.Map
+
+// freePort returns a loopback port that was free a moment ago and that it
+// has not handed out before: the kernel may give a port back again once
+// its listener is closed, and two servers of one test were once given the
+// same port (a quorum port and a client port).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if _, dup := issuedPorts.LoadOrStore(port, true); !dup {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // startZooBinary builds zoo, starts `zoo server cfg` and stops it (SIGKILL)
