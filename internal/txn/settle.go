@@ -21,24 +21,14 @@ func (p *Prepper) Settled(req Request) bool {
 		return true
 	}
 	var paths []string
-	switch r := req.Record.(type) {
-	case *jute.CreateRequest:
-		paths = append(paths, r.Path)
-	case *jute.CreateTTLRequest:
-		paths = append(paths, r.Path)
-	case *jute.SetDataRequest:
-		paths = append(paths, r.Path)
-	case *jute.MultiRequest:
-		for _, op := range r.Ops {
-			switch o := op.Record.(type) {
-			case *jute.CreateRequest:
-				paths = append(paths, o.Path)
-			case *jute.CreateTTLRequest:
-				paths = append(paths, o.Path)
-			case *jute.SetDataRequest:
-				paths = append(paths, o.Path)
+	if m, ok := req.Record.(*jute.MultiRequest); ok {
+		for _, op := range m.Ops {
+			if path, ok := quotaWritePath(op.Record); ok {
+				paths = append(paths, path)
 			}
 		}
+	} else if path, ok := quotaWritePath(req.Record); ok {
+		paths = append(paths, path)
 	}
 	if len(paths) == 0 {
 		return true
@@ -54,4 +44,18 @@ func (p *Prepper) Settled(req Request) bool {
 		}
 	}
 	return true
+}
+
+// quotaWritePath returns the path of a write a quota may refuse: a create
+// or a setData.
+func quotaWritePath(rec jute.Record) (string, bool) {
+	switch r := rec.(type) {
+	case *jute.CreateRequest:
+		return r.Path, true
+	case *jute.CreateTTLRequest:
+		return r.Path, true
+	case *jute.SetDataRequest:
+		return r.Path, true
+	}
+	return "", false
 }
