@@ -10,6 +10,7 @@ var (
 	seedFlag  = flag.Uint64("seed", 0, "run only this seed, with its trace")
 	seedsFlag = flag.Int("seeds", 0, "how many seeds TestSeeds runs (default: 1000, or 80 under -race)")
 	firstFlag = flag.Uint64("first", 1, "the first seed TestSeeds runs")
+	goOnFlag  = flag.Bool("keepgoing", false, "TestSeeds goes on past a failing seed and lists every one (for long runs)")
 )
 
 // defaultSeeds is TestSeeds' seed count: ≥1,000 in a plain go test, and
@@ -48,15 +49,24 @@ func TestSeeds(t *testing.T) {
 	start := time.Now()
 	var simMs int64
 	var ops, faults int
+	var failed []uint64
 	for seed := *firstFlag; seed < *firstFlag+uint64(n); seed++ {
 		res := Run(Options{Seed: seed})
 		simMs += res.SimMs
 		ops += res.Ops
 		faults += res.Faults
 		if len(res.Failures) > 0 {
+			if *goOnFlag {
+				failed = append(failed, seed)
+				t.Errorf("seed %d failed: %s", seed, res.Failures[0])
+				continue
+			}
 			// Again with the trace: the same seed fails the same way.
 			t.Fatal(Run(Options{Seed: seed, Trace: true}).Report())
 		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("%d of %d seeds failed: %v", len(failed), n, failed)
 	}
 	wall := time.Since(start)
 	t.Logf("%d seeds in %v: %.1f seeds/s, %.0f simulated hours per wall hour, %d ops, %d faults",
