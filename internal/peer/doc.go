@@ -30,7 +30,7 @@
 // nothing arrived for IdleTimeout.
 //
 // A server whose larger peer has not dialed in for a while dials that
-// peer itself (a nudge: first after Backoff.Max/2 to Backoff.Max without
+// peer itself (a nudge: first after Backoff.Min to 2×Backoff.Min without
 // a link, then ever more rarely, up to 4×Backoff.Max apart). A peer that
 // knows it refuses the link (wrong direction) and keeps dialing it
 // itself; a peer that does not know it may take the link (see "Who may

@@ -274,7 +274,7 @@ func (t *Transport) runPeer(p *peer) {
 // admitted peer ends with its link, unless a membership change named it
 // meanwhile.
 func (t *Transport) awaitLoop(p *peer) {
-	b := backoff{min: t.cfg.Backoff.Max, max: nudgeBackoffs * t.cfg.Backoff.Max}
+	b := backoff{min: firstNudge(t.cfg), max: nudgeBackoffs * t.cfg.Backoff.Max}
 	for {
 		wait := time.NewTimer(b.next())
 		var c net.Conn
@@ -299,9 +299,16 @@ func (t *Transport) awaitLoop(p *peer) {
 	}
 }
 
-// nudgeBackoffs: a smaller peer that was not dialed in nudges after the
-// dialers' longest backoff, then ever more slowly, up to this many of it.
+// nudgeBackoffs: a smaller peer that was not dialed in nudges ever more
+// slowly, up to this many of the dialers' longest backoff apart.
 const nudgeBackoffs = 4
+
+// firstNudge bounds the wait for the first nudge: two of the dialers'
+// shortest backoffs, time for a larger peer that knows us to dial in. A
+// nudge that comes too soon costs one refused handshake; one that comes
+// late leaves a server rebuilt at a new address, whose peers dial its old
+// one, unheard by its join survey (SurveyTime).
+func firstNudge(cfg Config) time.Duration { return 2 * cfg.Backoff.Min }
 
 // nudge dials a larger peer that has not dialed in, and returns the link
 // or nil.
@@ -434,6 +441,12 @@ func (t *Transport) clientHandshake(c net.Conn, to uint64, typ connType) error {
 		// A server that does not know us runs with a membership we
 		// are not in: an ensemble we may only join.
 		t.heard(to, true)
+	case ackWrongDirection:
+		// A larger peer that refused our nudge knows us and runs; if
+		// it has not dialed us, it may know us at an address we no
+		// longer have (we were rebuilt elsewhere): what it runs
+		// still tells a joining server whether to wait to be added.
+		t.heard(to, ack[1]&flagEstablished != 0)
 	}
 	if st != ackOK {
 		return fmt.Errorf("%w: %s", ErrRejected, st)

@@ -103,10 +103,18 @@ type Config struct {
 }
 
 // Survey reports how many peers this transport has completed a handshake
-// with, or been refused by as unknown, and whether any of them runs an
-// established ensemble (or does not know this server, which means the
-// same). A fresh server uses it to decide between starting an ensemble
-// and joining one.
+// with, or been refused by (as unknown, or by a larger peer that dials
+// this server itself), and whether any of them runs an established
+// ensemble (or does not know this server, which means the same). A fresh
+// server uses it to decide between starting an ensemble and joining one;
+// SurveyTime says how long to listen.
+// SurveyTime is how long after Start every live peer has been heard
+// from in a Survey, save for the time a handshake takes: a smaller peer
+// dials in at once, and this server nudges a larger one that has not
+// dialed in (it may know this server at an address it no longer has)
+// within firstNudge.
+func (t *Transport) SurveyTime() time.Duration { return firstNudge(t.cfg) }
+
 func (t *Transport) Survey() (heard int, established bool) {
 	t.surveyMu.Lock()
 	defer t.surveyMu.Unlock()

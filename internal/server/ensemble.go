@@ -105,15 +105,19 @@ var errNotRunning = errors.New("server: not running yet")
 
 // join decides, for a server with a fresh log, whether to start a new
 // ensemble with the members zoo.cfg names or to join one that runs: it
-// listens to its peers' handshakes for up to two election timeouts. Any
-// peer that runs an established ensemble, or does not know this server
-// at all (a reconfig has yet to add it), means joining: the leader will
-// send the state, membership included. Peers that are all fresh, or
-// silent, mean the ensemble is starting, and every member bootstraps
-// the same membership.
+// listens to its peers' handshakes until it has heard them all, or for
+// the transport's SurveyTime (so that a server rebuilt at a new address,
+// which its peers do not dial, has nudged them) plus an election timeout
+// for the handshakes, and at least two election timeouts. Any peer that
+// runs an established ensemble, or does not know this server at all (a
+// reconfig has yet to add it), means joining: the leader will send the
+// state, membership included. Peers that are all fresh, or silent, mean
+// the ensemble is starting, and every member bootstraps the same
+// membership.
 func (s *Server) join(peers *peer.Transport, n int) bool {
 	peers.Start()
-	deadline := time.Now().Add(2 * electionTimeout(s.cfg.TickTime))
+	election := electionTimeout(s.cfg.TickTime)
+	deadline := time.Now().Add(max(2*election, peers.SurveyTime()+election))
 	for {
 		heard, established := peers.Survey()
 		if established {

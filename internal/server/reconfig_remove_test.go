@@ -224,6 +224,12 @@ func reconfigOnceSynced(t *testing.T, ctx context.Context, c *zk.Client, joining
 // member that catches up, not one that stops with ErrLostLog because the
 // leader still took it for the learner it had.
 func TestRemovedServerWipedAndAddedBack(t *testing.T) {
+	for _, where := range []string{"in place", "at a new address"} {
+		t.Run(where, func(t *testing.T) { testRemovedServerWipedAndAddedBack(t, where == "in place") })
+	}
+}
+
+func testRemovedServerWipedAndAddedBack(t *testing.T, inPlace bool) {
 	durable := func(c *Config) {
 		c.ReconfigEnabled = true
 		c.SuperDigest = superDigest
@@ -262,7 +268,11 @@ func TestRemovedServerWipedAndAddedBack(t *testing.T) {
 	for _, sv := range cur.Servers {
 		peers[uint64(sv.ID)] = sv.QuorumAddr()
 	}
-	ln, err := net.Listen("tcp", ms[gone].srv.cfg.Ensemble.Listener.Addr().String())
+	addr := ms[gone].srv.cfg.Ensemble.Listener.Addr().String()
+	if !inPlace {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
