@@ -77,13 +77,16 @@ func (r *Replica) turn(enough func() bool) (more bool, err error) {
 // raft's elections and heartbeats, request deadlines, and the watch on
 // the leader.
 func (r *Replica) Tick() {
+	// Before raft's tick: at the end of each election timeout, raft's
+	// quorum check clears every RecentActive, and a follower heard from
+	// only since the last tick must still count as heard.
+	r.trackPeers()
 	r.rn.Tick()
 	r.ticks.Add(1)
 	r.expire()
 	r.lead.since++
 	r.recordProgress()
 	r.watchLeaderLink()
-	r.trackPeers()
 	r.tidyMembership()
 	r.retryCompaction()
 }

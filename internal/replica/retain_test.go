@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,9 +22,7 @@ func TestRetainLaggingFollowerCatchesUpByAppend(t *testing.T) {
 		c.SnapCount = 40
 		c.LaggardTicks = math.MaxInt32 // a pause of any length
 	})
-	lead := leader(t, ms)
-	f := followerOf(ms, lead)
-	n.isolate(f.r.ID(), true)
+	lead, f := isolateFollower(t, n, ms)
 	writeN(t, lead, "/a", 300, 1)
 	// The leader has snapshotted well past the follower and TrailingEntries,
 	// yet keeps what the follower needs.
@@ -64,9 +63,7 @@ func TestRetainBoundedInBytes(t *testing.T) {
 		c.LaggardTicks = math.MaxInt32
 		c.RetainBytes = bound
 	})
-	lead := leader(t, ms)
-	f := followerOf(ms, lead)
-	n.isolate(f.r.ID(), true)
+	lead, f := isolateFollower(t, n, ms)
 	writeN(t, lead, "/b", 300, 1)
 	need := matchOf(t, lead, f.r.ID()) + 1
 	waitFor(t, "the leader compacting past the follower", func() bool {
@@ -96,17 +93,39 @@ func TestRetainNotForASilentFollower(t *testing.T) {
 		c.SnapCount = 40
 		c.LaggardTicks = 20 // 100 ms
 	})
-	lead := leader(t, ms)
-	f := followerOf(ms, lead)
-	n.isolate(f.r.ID(), true)
+	lead, f := isolateFollower(t, n, ms)
 	writeN(t, lead, "/c", 300, 1)
 	need := matchOf(t, lead, f.r.ID()) + 1
 	waitFor(t, "the leader compacting past the silent follower", func() bool {
 		return lead.r.firstIndex() > need
 	})
+	// The other follower too (it compacts after its own snapshot): on a
+	// loaded machine it may lead by the time f returns.
+	waitFor(t, "every other member compacting past the silent follower", func() bool {
+		for _, m := range ms {
+			if m != f && m.r.firstIndex() <= need {
+				return false
+			}
+		}
+		return true
+	})
 	n.isolate(f.r.ID(), false)
 	converge(t, ms)
 	awaitKind(t, f, Restored)
+}
+
+// isolateFollower cuts a follower off once the leader has heard from it
+// (its progress has a Match), and returns the leader and that follower.
+func isolateFollower(t *testing.T, n *network, ms []*member) (lead, f *member) {
+	t.Helper()
+	lead = leader(t, ms)
+	f = followerOf(ms, lead)
+	waitFor(t, "the leader hearing from a follower", func() bool {
+		i := slices.IndexFunc(lead.r.Progress(), func(p PeerProgress) bool { return p.ID == f.r.ID() })
+		return i >= 0 && lead.r.Progress()[i].Match > 0
+	})
+	n.isolate(f.r.ID(), true)
+	return lead, f
 }
 
 // matchOf is the last entry the leader knows peer id has.
