@@ -155,6 +155,9 @@ func (s *Sim) repairStep(c *client) bool {
 		s.logf("reconfig: m%d, which refused to start, leaves", r.id)
 		c.send(kvInput{op: opReconfig, data2: fmt.Sprint(r.id)})
 	case !r.wiped:
+		// It may have started since (a restart found an older snapshot
+		// sound): the operator stops it before wiping it.
+		r.crash(false)
 		s.logf("m%d's data directory wiped; it starts empty and joins", r.id)
 		r.disk = vfs.NewMem()
 		r.rotted, r.wiped, r.spare = false, true, true

@@ -134,6 +134,11 @@ func (m *member) inject(op errorfs.Op) error {
 // from (bit rot it detected, a full disk) keeps it down; it tries again
 // later unless the refusal is for good.
 func (m *member) start() {
+	if m.up {
+		// Its connections would be forgotten, never closed.
+		m.s.fail("m%d started while it is up", m.id)
+		return
+	}
 	m.gen++
 	m.started = true
 	injected := m.injected

@@ -232,8 +232,9 @@ func Run(opt Options) (res Result) {
 	s.stopped = true
 	s.heal()
 	s.runUntil(opt.Duration + 4000)
+	s.settle(opt.Duration + 8000)
 	s.finalReads()
-	s.runUntil(opt.Duration + 6000)
+	s.runUntil(s.now + 2000)
 	s.check()
 	return Result{Seed: opt.Seed, Hash: s.hash.Sum64(), Failures: s.failures, Trace: s.trace,
 		SimMs: s.now, Ops: s.ops, Faults: s.faults}
