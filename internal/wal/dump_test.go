@@ -75,7 +75,7 @@ func TestScan(t *testing.T) {
 	if hs.HardState == nil || hs.Offset < last.Offset {
 		t.Fatalf("last record is a %s; want the HardState after the entries", hs.Kind())
 	}
-	end := hs.Offset + headerSize + int64(hs.HardState.Size())
+	end := hs.Offset + recordOverhead + int64(hs.HardState.Size())
 
 	tests := []struct {
 		name string
