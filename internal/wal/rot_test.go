@@ -177,7 +177,7 @@ func FuzzBitRot(f *testing.F) {
 		data = append(data, make([]byte, int(pos)%32)...)
 		off := int(pos) % written
 		data[off] ^= mask
-		if v1 && (data[written-1] == 0 || p2 == nil || p2[len(p2)-1] == 0) {
+		if v1 && (data[written-1] == 0 || len(p2) == 0 || p2[len(p2)-1] == 0) {
 			return // v1: damage to a record ending in zeros may read as torn
 		}
 		r := scan(data)
