@@ -227,6 +227,7 @@ type record struct {
 	typ     recordType
 	payload []byte
 	off     int64
+	size    int64 // framing included
 }
 
 // scanResult is what scanning one segment's bytes found.
@@ -253,7 +254,7 @@ func scan(data []byte) scanResult {
 			}
 			return r
 		}
-		r.records = append(r.records, record{typ: t, payload: p, off: int64(off)})
+		r.records = append(r.records, record{typ: t, payload: p, off: int64(off), size: int64(n)})
 		off += n
 	}
 	r.end = int64(off)

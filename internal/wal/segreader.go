@@ -88,7 +88,7 @@ func (rr *recordReader) next() (rec record, bad, err error) {
 	if bad != nil {
 		return record{}, bad, nil
 	}
-	rec = record{typ: t, payload: p, off: rr.off}
+	rec = record{typ: t, payload: p, off: rr.off, size: h + n}
 	rr.off += h + n
 	return rec, nil, nil
 }
