@@ -21,8 +21,9 @@
 //
 // # Records (format v2)
 //
-// A v2 segment starts with the 8-byte magic "ZOOWAL2\xff"; records follow
-// it, and each other, with no padding. Every record is
+// A v2 segment starts with the 16-byte magic "ZOOW", four zero bytes,
+// 0xff, "WAL v2\n"; records follow it, and each other, with no padding.
+// Every record is
 //
 //	+-----------+---------+------+------------+-----------------+-----+
 //	| hdrCRC(4) | len (4) | type | dataCRC(4) | payload (len)   | end |
@@ -91,13 +92,27 @@
 // records). Classifying costs one pass over the rest of the segment from
 // the bad record (a cheap header test at each offset), once.
 //
+// Apache ZooKeeper 3.8 does much the same (FileTxnLog.FileTxnIterator.next):
+// a record cut short (a zero or partial length, a missing end-of-record
+// byte) ends the log, while a checksum mismatch anywhere, the last record
+// included, fails the load with "CRC check failed" and the server does not
+// start. It has no check for a damaged length, which reads as a short
+// record and ends the log. Zoo's end mark plays the part of Apache's
+// end-of-record byte; its header checksum is what Apache lacks.
+//
 // # Format v1 and compatibility
 //
 // Zoo before format v2 wrote segments with no magic and records framed
 // CRC32C(len, type, payload) | len | type | payload, one CRC over all. A
-// segment's format is known from its first 8 bytes: the magic, or v1
-// (whose first bytes are a snapshot-marker record, and whose bytes 4..7,
-// that record's length, are never the magic's, which read as over 4 GiB).
+// segment's format is known from its first 16 bytes: the magic, or v1.
+// Every v1 segment starts with a snapshot-marker record, type 3 at byte
+// 8, where the magic has 0xff, so no v1 segment starts with the magic.
+// The magic is also chosen for the way back: read by a Zoo before v2, it
+// is a v1 header of length 0 whose CRC fails, followed by more bytes, a
+// record written whole and damaged, so that version refuses to start
+// ("corrupt log ... at offset 0") instead of cutting the segment as a
+// torn tail.
+//
 // Segments of both formats may follow each other in one log. v1 segments
 // are read with the v1 decoder and the v1 rule (record_v1.go): without a
 // header checksum, a bad record is taken as torn when its claimed length
@@ -107,14 +122,6 @@
 // segment is never appended to: when the last segment is v1, Open cuts a
 // new v2 segment (once: the next Open finds it last), and the v1 segments
 // are released as any others once a snapshot covers their entries.
-//
-// Apache ZooKeeper 3.8 does much the same (FileTxnLog.FileTxnIterator.next):
-// a record cut short (a zero or partial length, a missing end-of-record
-// byte) ends the log, while a checksum mismatch anywhere, the last record
-// included, fails the load with "CRC check failed" and the server does not
-// start. It has no check for a damaged length, which reads as a short
-// record and ends the log. Zoo's end mark plays the part of Apache's
-// end-of-record byte; its header checksum is what Apache lacks.
 //
 // # Errors
 //

@@ -36,12 +36,15 @@ func (t recordType) String() string {
 }
 
 // segmentMagic starts every segment of format v2 (see the package doc).
-// A v1 segment starts with a record whose bytes 4..7 are the little-endian
-// length of a small snapshot marker; these bytes read as a length of over
-// 4 GiB, so a v1 segment never starts with them.
-var segmentMagic = [magicSize]byte{'Z', 'O', 'O', 'W', 'A', 'L', '2', 0xff}
+// Every v1 segment starts with a snapshot-marker record, whose type byte
+// (byte 8) is 3; the magic's is 0xff, so a v1 segment never starts with
+// it. Read as a v1 record (by a Zoo before v2), the magic is a header of
+// length 0 whose CRC does not match, followed by more bytes: a record
+// written whole and damaged, which v1 recovery refuses as corruption
+// rather than cut as a torn tail.
+var segmentMagic = [magicSize]byte{'Z', 'O', 'O', 'W', 0, 0, 0, 0, 0xff, 'W', 'A', 'L', ' ', 'v', '2', '\n'}
 
-const magicSize = 8
+const magicSize = 16
 
 // headerSize is the v2 header: header CRC (4), length (4), type (1) and
 // payload CRC (4). The header CRC covers the nine bytes after it.

@@ -25,15 +25,28 @@ func TestRecordGolden(t *testing.T) {
 	}
 }
 
-// TestMagicNeverStartsV1: the magic's bytes 4..7, read as a v1 length,
-// run past any v1 segment, so a v1 segment is never taken for v2.
+// TestMagicNeverStartsV1: a v1 segment starts with a snapshot marker
+// (type 3 at byte 8), which the magic's byte 8 is not, so a v1 segment is
+// never taken for v2; and the v1 rule (a Zoo before v2 reading a v2
+// segment) refuses a v2 segment as corruption instead of cutting it as a
+// torn tail.
 func TestMagicNeverStartsV1(t *testing.T) {
-	if _, n, _ := (v1Frame{}).parseHeader(append(segmentMagic[:], 3)); n < 1<<31 {
-		t.Fatalf("magic reads as a v1 length of %d", n)
+	if segmentMagic[8] == byte(typeSnapshotMark) {
+		t.Fatal("the magic's byte 8 is a snapshot marker's type")
 	}
 	v1 := appendRecordV1(nil, typeSnapshotMark, []byte("marker"))
 	if f, start := frameOf(v1); start != 0 || f != (v1Frame{}) {
 		t.Fatalf("v1 segment read as %T at %d", f, start)
+	}
+	v2 := segV2(appendRecord(nil, typeSnapshotMark, []byte("marker")), appendRecord(nil, typeHardState, []byte{8, 1}))
+	for _, tail := range [][]byte{nil, make([]byte, 4096)} {
+		data := concat(v2, tail)
+		if _, _, _, err := decode(v1Frame{}, data); err == nil {
+			t.Fatal("the v1 decoder reads the magic as a record")
+		}
+		if !badIsCorrupt(v1Frame{}, data) {
+			t.Fatal("the v1 rule takes a v2 segment for a torn tail")
+		}
 	}
 }
 
