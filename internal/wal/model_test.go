@@ -16,13 +16,13 @@ import (
 // model is the naive reference: what a correct log holds after a sequence
 // of acknowledged operations.
 type model struct {
-	hs   raftpb.HardState
+	hs raftpb.HardState
 	// synced is the newest HardState known durable: hs, unless hs only
 	// moved the commit index (a lazy commit) and nothing synced since.
 	synced raftpb.HardState
 	snap   raftpb.SnapshotMetadata
-	ents []raftpb.Entry // after snap, contiguous
-	term uint64
+	ents   []raftpb.Entry // after snap, contiguous
+	term   uint64
 	// For recovery from older snapshots: the entries since the log began
 	// or a leader's snapshot replaced it, the snapshot markers of that
 	// log, and the point released up to.
