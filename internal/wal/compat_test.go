@@ -114,6 +114,12 @@ func TestV1LogRecovered(t *testing.T) {
 	if again := segmentNames(t, fs); len(again) != len(segs) {
 		t.Fatalf("a second Open cut another segment: %v", again)
 	}
+	// ReadFrom reads across both formats too.
+	older, err := w.ReadFrom(12)
+	if err != nil {
+		t.Fatalf("ReadFrom(12): %v", err)
+	}
+	checkState(t, older, want)
 
 	// A snapshot at 42 covers every v1 entry: the v1 segments go.
 	snap := raftpb.SnapshotMetadata{Index: 42, Term: 2, ConfState: raftpb.ConfState{Voters: []uint64{1}}}
