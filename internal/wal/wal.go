@@ -189,6 +189,8 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 	next := segment{first: w.lastIndex + 1}
 	if n > 0 {
 		next.seq = segs[n-1].seq + 1
+		w.opts.Logger.Info("wal: the last segment is in format v1; new records go to a new v2 segment",
+			"file", w.path(segs[n-1].name()), "new", next.name())
 	}
 	if err := w.cut(next); err != nil {
 		w.closeFile()
