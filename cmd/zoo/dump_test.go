@@ -187,16 +187,7 @@ func lastRecordEnd(t *testing.T, logDir string) (string, int64, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var size int
-	switch {
-	case last.Entry != nil:
-		size = last.Entry.Size()
-	case last.HardState != nil:
-		size = last.HardState.Size()
-	default:
-		size = last.Snapshot.Size()
-	}
-	return last.File, last.Offset + 9 + int64(size), firstEntry
+	return last.File, last.Offset + last.Size, firstEntry
 }
 
 func TestLogDumpReportsDamage(t *testing.T) {

@@ -38,6 +38,7 @@ func (e *TornTailError) Unwrap() error { return e.Reason }
 type Record struct {
 	File      string // the segment's path
 	Offset    int64  // where the record starts in it
+	Size      int64  // its size there, framing included
 	Entry     *raftpb.Entry
 	HardState *raftpb.HardState
 	Snapshot  *raftpb.SnapshotMetadata
@@ -119,7 +120,7 @@ func scanSegment(w *WAL, s segment, last bool, fn func(Record) error) error {
 }
 
 func decodeForScan(rec record) (Record, error) {
-	out := Record{Offset: rec.off}
+	out := Record{Offset: rec.off, Size: rec.size}
 	switch rec.typ {
 	case typeEntry:
 		out.Entry = new(raftpb.Entry)

@@ -75,7 +75,10 @@ func TestScan(t *testing.T) {
 	if hs.HardState == nil || hs.Offset < last.Offset {
 		t.Fatalf("last record is a %s; want the HardState after the entries", hs.Kind())
 	}
-	end := hs.Offset + headerSize + int64(hs.HardState.Size())
+	if want := recordOverhead + int64(hs.HardState.Size()); hs.Size != want {
+		t.Fatalf("the HardState record's Size is %d; want %d", hs.Size, want)
+	}
+	end := hs.Offset + hs.Size
 
 	tests := []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -15,10 +16,13 @@ import (
 // model is the naive reference: what a correct log holds after a sequence
 // of acknowledged operations.
 type model struct {
-	hs   raftpb.HardState
-	snap raftpb.SnapshotMetadata
-	ents []raftpb.Entry // after snap, contiguous
-	term uint64
+	hs raftpb.HardState
+	// synced is the newest HardState known durable: hs, unless hs only
+	// moved the commit index (a lazy commit) and nothing synced since.
+	synced raftpb.HardState
+	snap   raftpb.SnapshotMetadata
+	ents   []raftpb.Entry // after snap, contiguous
+	term   uint64
 	// For recovery from older snapshots: the entries since the log began
 	// or a leader's snapshot replaced it, the snapshot markers of that
 	// log, and the point released up to.
@@ -82,10 +86,12 @@ func (m *model) state() State {
 }
 
 // TestModel runs random sequences of appends, truncations, snapshot markers
-// (local and received), purges, clean reopens and crashes against the model,
-// with segments small enough that cuts and purges happen often.
+// (local and received), purges, lazy commits, clean reopens and crashes
+// (some tearing the unsynced lazy commits) against the model, with
+// segments small enough that cuts and purges happen often.
 func TestModel(t *testing.T) {
-	opts := Options{SegmentSize: 2048}
+	opts := Options{SegmentSize: 2048, LazyCommit: true}
+	tornSeeds := 0 // seeds in which a torn tail was cut: the path is exercised
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 42))
@@ -102,7 +108,7 @@ func TestModel(t *testing.T) {
 				}
 			}()
 			for range 300 {
-				switch op := rng.IntN(20); {
+				switch op := rng.IntN(22); {
 				case op < 10: // append, sometimes over a conflicting suffix
 					lo := m.last() + 1
 					if rng.IntN(4) == 0 && len(m.ents) > 0 {
@@ -123,6 +129,7 @@ func TestModel(t *testing.T) {
 					if hs != (raftpb.HardState{}) {
 						m.hs = hs
 					}
+					m.synced = m.hs // a Save with entries syncs
 				case op < 12 && len(m.ents) > 0: // local snapshot
 					e := m.ents[rng.IntN(len(m.ents))]
 					meta := raftpb.SnapshotMetadata{Index: e.Index, Term: e.Term, ConfState: raftpb.ConfState{Voters: []uint64{1}}}
@@ -133,6 +140,7 @@ func TestModel(t *testing.T) {
 					m.ents = append([]raftpb.Entry(nil), m.ents[e.Index-m.snap.Index:]...)
 					m.snap = meta
 					m.markers = append(m.markers, meta)
+					m.synced = m.hs
 				case op < 13: // snapshot received from a leader
 					m.term++
 					// Anywhere from inside the log to past its end; its new
@@ -147,6 +155,7 @@ func TestModel(t *testing.T) {
 					}
 					m.snap, m.ents = meta, nil
 					m.all, m.markers = nil, []raftpb.SnapshotMetadata{meta}
+					m.synced = m.hs
 				case op < 16:
 					idx := m.snap.Index // the usual case: release what the snapshot covers
 					if rng.IntN(2) == 0 {
@@ -157,18 +166,45 @@ func TestModel(t *testing.T) {
 						t.Fatal(err)
 					}
 					m.released = max(m.released, min(idx, m.snap.Index))
+				case op < 18: // a lazy commit: only the commit index moves
+					if m.hs == (raftpb.HardState{}) {
+						continue
+					}
+					hs := m.hs
+					hs.Commit++
+					trace = append(trace, fmt.Sprintf("commit %d", hs.Commit))
+					if err := w.Save(hs, nil); err != nil {
+						t.Fatal(err)
+					}
+					m.hs = hs
 				default: // reopen, after a crash half of the time
 					w.Close()
 					fs := mem
-					if rng.IntN(2) == 0 {
+					crash := rng.IntN(4)
+					switch crash {
+					case 1:
 						fs = mem.CrashClone()
-						mem = fs
+					case 2, 3: // a power cut keeps a prefix of the unsynced writes
+						fs = mem.CrashCloneTorn(func(_ string, n int) int { return rng.IntN(n + 1) })
 					}
-					trace = append(trace, "reopen")
+					mem = fs
+					trace = append(trace, fmt.Sprintf("reopen (crash %d)", crash))
 					var st *State
 					w, st, err = Open(fs, testDir, opts)
 					if err != nil {
 						t.Fatal(err)
+					}
+					if crash > 0 && st.HardState != m.hs {
+						// The lazy commits since the last sync may be lost,
+						// all or a prefix of them; never what was synced.
+						if st.HardState.Term != m.hs.Term || st.HardState.Vote != m.hs.Vote ||
+							st.HardState.Commit < m.synced.Commit || st.HardState.Commit > m.hs.Commit {
+							t.Fatalf("recovered %+v after a crash; synced %+v, latest %+v", st.HardState, m.synced, m.hs)
+						}
+						m.hs = st.HardState
+					}
+					if crash > 0 { // what a crash left is on disk; a Close syncs nothing
+						m.synced = m.hs
 					}
 					m.check(t, w, st)
 				}
@@ -180,6 +216,13 @@ func TestModel(t *testing.T) {
 			}
 			defer w.Close()
 			m.check(t, w, st)
+			if names, _ := mem.List(testDir); slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".broken") }) {
+				tornSeeds++
+			}
 		})
 	}
+	if tornSeeds == 0 {
+		t.Fatal("no seed cut a torn tail: the torn crashes tested nothing")
+	}
+	t.Logf("%d of 20 seeds cut a torn tail", tornSeeds)
 }

@@ -17,7 +17,13 @@ func ValidPrefix(data []byte) int64 { return scan(data).end }
 // segments beside a running server, whose collector would otherwise pay
 // for a segment-sized allocation per segment.
 func ValidPrefixReader(r io.Reader, size int64) (int64, error) {
-	rr := newRecordReader(r, size)
+	rr, err := newRecordReader(r, size)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
 	for {
 		_, bad, err := rr.next()
 		if bad != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -10,18 +10,23 @@ import (
 // written; the prefix stops before the hole, and a torn record, as
 // recovery would cut them.
 func TestValidPrefix(t *testing.T) {
-	a := appendRecord(nil, typeEntry, []byte("first"))
+	a := segV2(appendRecord(nil, typeEntry, []byte("first")))
 	b := appendRecord(nil, typeEntry, []byte("second"))
-	whole := append(append([]byte{}, a...), b...)
+	whole := concat(a, b)
+	a1 := appendRecordV1(nil, typeEntry, []byte("first"))
+	b1 := appendRecordV1(nil, typeEntry, []byte("second"))
 	for _, tc := range []struct {
 		name string
 		data []byte
 		want int
 	}{
-		{"records then padding", append(append([]byte{}, whole...), make([]byte, 64)...), len(whole)},
-		{"a hole before a later record", append(append(append([]byte{}, a...), make([]byte, len(b))...), b...), len(a)},
-		{"a torn last record", append(append([]byte{}, a...), b[:len(b)-2]...), len(a)},
+		{"records then padding", concat(whole, make([]byte, 64)), len(whole)},
+		{"a hole before a later record", concat(a, make([]byte, len(b)), b), len(a)},
+		{"a torn last record", concat(a, b[:len(b)-2]), len(a)},
 		{"nothing written", make([]byte, 32), 0},
+		{"v1 records then padding", concat(a1, b1, make([]byte, 64)), len(a1) + len(b1)},
+		{"v1 a hole before a later record", concat(a1, make([]byte, len(b1)), b1), len(a1)},
+		{"v1 a torn last record", concat(a1, b1[:len(b1)-2]), len(a1)},
 	} {
 		if got := ValidPrefix(tc.data); got != int64(tc.want) {
 			t.Errorf("%s: ValidPrefix = %d, want %d", tc.name, got, tc.want)

@@ -87,8 +87,8 @@ func writeSegments(tb testing.TB, fs vfs.FS, dir string, segSize int64, segs, n,
 			if err := w.Save(raftpb.HardState{Term: 1, Commit: i}, []raftpb.Entry{e}); err != nil {
 				tb.Fatal(err)
 			}
-			written += int64(headerSize + e.Size())
-			written += int64(headerSize + (&raftpb.HardState{Term: 1, Commit: i}).Size())
+			written += int64(recordOverhead + e.Size())
+			written += int64(recordOverhead + (&raftpb.HardState{Term: 1, Commit: i}).Size())
 		}
 	}
 	return written

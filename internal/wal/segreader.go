@@ -2,10 +2,8 @@ package wal
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 
 	"github.com/zoohq/zoo/internal/vfs"
@@ -30,41 +28,53 @@ const zeroWindow = 1 << 20
 const readBufSize = 64 << 10
 
 // recordReader decodes the records of a segment of size bytes one at a
-// time through a buffered reader. A record's payload is valid until the
-// next call of next.
+// time through a buffered reader, in the segment's format (frameOf). A
+// record's payload is valid until the next call of next.
 type recordReader struct {
-	br   *bufio.Reader
-	size int64
-	off  int64 // where the next record starts
-	hdr  [headerSize]byte
-	buf  []byte
+	br    *bufio.Reader
+	f     frame
+	size  int64
+	start int64 // where the records start: past the magic of a v2 segment
+	off   int64 // where the next record starts
+	hdr   [headerSize]byte
+	buf   []byte
 }
 
-func newRecordReader(r io.Reader, size int64) *recordReader {
-	return &recordReader{br: bufio.NewReaderSize(r, readBufSize), size: size}
+func newRecordReader(r io.Reader, size int64) (*recordReader, error) {
+	rr := &recordReader{br: bufio.NewReaderSize(r, readBufSize), size: size}
+	first, err := rr.br.Peek(int(min(size, magicSize)))
+	if err != nil {
+		return nil, err
+	}
+	f, start := frameOf(first)
+	if _, err := rr.br.Discard(start); err != nil {
+		return nil, err
+	}
+	rr.f, rr.start, rr.off = f, int64(start), int64(start)
+	return rr, nil
 }
 
 // next decodes the record at rr.off. At the end of the segment it returns
 // io.EOF. A bad record is returned as bad (one of the errXxx reasons of
-// decodeRecord), with rr.off left at its start; err is a read error.
+// decode), with rr.off left at its start; err is a read error.
 func (rr *recordReader) next() (rec record, bad, err error) {
+	h := int64(rr.f.headerSize())
 	left := rr.size - rr.off
 	if left == 0 {
 		return record{}, nil, io.EOF
 	}
-	if left < headerSize {
+	if left < h {
 		return record{}, errShortHeader, nil
 	}
-	if _, err := io.ReadFull(rr.br, rr.hdr[:]); err != nil {
+	hdr := rr.hdr[:h]
+	if _, err := io.ReadFull(rr.br, hdr); err != nil {
 		return record{}, nil, err
 	}
-	crc := binary.LittleEndian.Uint32(rr.hdr[:])
-	n := int64(binary.LittleEndian.Uint32(rr.hdr[4:]))
-	t := recordType(rr.hdr[8])
-	if crc == 0 && n == 0 && t == typeInvalid {
-		return record{}, errZeroHeader, nil
+	t, n, bad := rr.f.parseHeader(hdr)
+	if bad != nil {
+		return record{}, bad, nil
 	}
-	if n > left-headerSize {
+	if n > left-h {
 		return record{}, errTooLong, nil
 	}
 	if int64(cap(rr.buf)) < n {
@@ -74,21 +84,19 @@ func (rr *recordReader) next() (rec record, bad, err error) {
 	if _, err := io.ReadFull(rr.br, rr.buf); err != nil {
 		return record{}, nil, err
 	}
-	if crc32.Update(crc32.Checksum(rr.hdr[4:], crcTable), crcTable, rr.buf) != crc {
-		return record{}, errChecksum, nil
+	p, bad := rr.f.checkBody(hdr, rr.buf)
+	if bad != nil {
+		return record{}, bad, nil
 	}
-	if t == typeInvalid || t > maxRecordType {
-		return record{}, errBadType, nil
-	}
-	rec = record{typ: t, payload: rr.buf, off: rr.off}
-	rr.off += headerSize + n
+	rec = record{typ: t, payload: p, off: rr.off, size: h + n}
+	rr.off += h + n
 	return rec, nil, nil
 }
 
 // zerosFollow reports whether the window after a zeroed header at rr.off
 // (or the rest of the segment, if shorter) is all zeros.
 func (rr *recordReader) zerosFollow() (bool, error) {
-	n := min(rr.size-rr.off-headerSize, zeroWindow)
+	n := min(rr.size-rr.off-int64(rr.f.headerSize()), zeroWindow)
 	for n > 0 {
 		b, err := rr.br.Peek(int(min(n, readBufSize)))
 		if err != nil {
@@ -110,15 +118,18 @@ func (rr *recordReader) zerosFollow() (bool, error) {
 type segmentEnd struct {
 	end     int64  // offset just past the last good record
 	bad     error  // why the record at end is bad; nil if the records ended cleanly
-	corrupt bool   // a valid record follows the bad one
-	tail    []byte // the bytes from end on, when bad is set
+	corrupt bool   // the bad record is damage, not a torn tail
+	tail    []byte // the bytes from end on, when bad is set past the first record
 	size    int64  // the segment's size
+	v1      bool   // the segment is in format v1
 }
 
 // readSegment streams the records of the segment name to fn, in order,
 // stopping at the first bad record or at a zeroed header followed by
 // zeros. A bad record that is not followed by zeros alone makes it read
-// the rest of the segment, to classify the damage as scan does.
+// the rest of the segment, to classify the damage as scan does. A
+// segment's first record was fsynced before the segment was renamed into
+// place, so a segment that does not start with a good record is corrupt.
 func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, error) {
 	f, err := fs.Open(name)
 	if err != nil {
@@ -129,11 +140,21 @@ func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, err
 	if err != nil {
 		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
 	}
-	rr := newRecordReader(f, fi.Size())
+	rr, err := newRecordReader(f, fi.Size())
+	if err != nil {
+		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	_, v1 := rr.f.(v1Frame)
+	clean := func() (segmentEnd, error) {
+		if rr.off == rr.start {
+			return segmentEnd{end: rr.off, bad: errNoRecords, corrupt: true, size: rr.size, v1: v1}, nil
+		}
+		return segmentEnd{end: rr.off, size: rr.size, v1: v1}, nil
+	}
 	for {
 		rec, bad, err := rr.next()
 		if errors.Is(err, io.EOF) && bad == nil && rr.off == rr.size {
-			return segmentEnd{end: rr.off, size: rr.size}, nil
+			return clean()
 		}
 		if err != nil {
 			return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, rr.off, err)
@@ -144,23 +165,28 @@ func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, err
 			}
 			continue
 		}
+		if rr.off == rr.start {
+			return segmentEnd{end: rr.off, bad: bad, corrupt: true, size: rr.size, v1: v1}, nil
+		}
 		if errors.Is(bad, errZeroHeader) {
 			zeros, err := rr.zerosFollow()
 			if err != nil {
 				return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, rr.off, err)
 			}
 			if zeros {
-				return segmentEnd{end: rr.off, size: rr.size}, nil
+				return clean()
 			}
 		}
-		return classifyTail(f, name, rr.off, rr.size, bad)
+		r, err := classifyTail(f, rr.f, name, rr.off, rr.size, bad)
+		r.v1 = v1
+		return r, err
 	}
 }
 
 // classifyTail reads the segment from a bad record at off to its end and
 // says, as scan does, whether it is zeros only (a clean end), a torn
-// tail, or a bad record followed by a valid one (corruption).
-func classifyTail(f vfs.File, name string, off, size int64, bad error) (segmentEnd, error) {
+// tail, or corruption.
+func classifyTail(f vfs.File, fr frame, name string, off, size int64, bad error) (segmentEnd, error) {
 	tail, err := io.ReadAll(io.NewSectionReader(f, off, size-off))
 	if err != nil {
 		return segmentEnd{}, fmt.Errorf("wal: read %s at %d: %w", name, off, err)
@@ -168,5 +194,5 @@ func classifyTail(f vfs.File, name string, off, size int64, bad error) (segmentE
 	if allZero(tail) {
 		return segmentEnd{end: off, size: size}, nil
 	}
-	return segmentEnd{end: off, bad: bad, corrupt: validRecordAfter(tail, 1) || !tornRecord(tail), tail: tail, size: size}, nil
+	return segmentEnd{end: off, bad: bad, corrupt: badIsCorrupt(fr, tail), tail: tail, size: size}, nil
 }

@@ -161,9 +161,9 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 		return nil, nil, err
 	}
 	st := &replay{}
-	var end int64 // where the last segment's records end
+	var last segmentEnd // how the last segment's records end
 	for i, s := range segs {
-		if end, err = w.recoverSegment(s, i == len(segs)-1, st); err != nil {
+		if last, err = w.recoverSegment(s, i == len(segs)-1, st); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -173,17 +173,26 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 	w.segs = segs
 	w.hs, w.snap, w.lastIndex = st.state.HardState, st.state.Snapshot, st.state.LastIndex()
 	w.markers = slices.Clone(st.state.Markers)
-	if n := len(segs); n > 0 {
+	n := len(segs)
+	if n > 0 && !last.v1 {
 		// Appends go on in the last segment, in the space preallocated
 		// for it, rather than in a new one per start: a crash loop must
 		// not fill the disk with preallocated segments.
-		if err := w.reopen(segs[n-1], end); err != nil {
+		if err := w.reopen(segs[n-1], last.end); err != nil {
 			w.closeFile()
 			return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
 		}
 		return w, &st.state, nil
 	}
-	if err := w.cut(segment{first: w.lastIndex + 1}); err != nil {
+	// No segment yet, or the last one is in format v1, which is never
+	// appended to: a new v2 segment, cut once (the next Open finds it).
+	next := segment{first: w.lastIndex + 1}
+	if n > 0 {
+		next.seq = segs[n-1].seq + 1
+		w.opts.Logger.Info("wal: the last segment is in format v1; new records go to a new v2 segment",
+			"file", w.path(segs[n-1].name()), "new", next.name())
+	}
+	if err := w.cut(next); err != nil {
 		w.closeFile()
 		return nil, nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
@@ -221,9 +230,9 @@ func (w *WAL) listSegments() ([]segment, error) {
 func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
 
 // recoverSegment replays one segment into st, cutting a torn tail if it is
-// the last one. It returns the offset where the segment's records end
-// (where a torn tail was cut).
-func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int64, error) {
+// the last one. It returns how the segment's records end (where a torn
+// tail was cut).
+func (w *WAL) recoverSegment(s segment, last bool, st *replay) (segmentEnd, error) {
 	name := w.path(s.name())
 	r, err := readSegment(w.fs, name, func(rec record) error {
 		if err := st.apply(rec); err != nil {
@@ -232,17 +241,17 @@ func (w *WAL) recoverSegment(s segment, last bool, st *replay) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return segmentEnd{}, err
 	}
 	if r.bad != nil && (r.corrupt || !last) {
-		return 0, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
+		return segmentEnd{}, &CorruptionError{File: name, Offset: r.end, Reason: r.bad}
 	}
 	if r.bad != nil {
 		if err := w.cutTornTail(name, r, r.bad); err != nil {
-			return 0, err
+			return segmentEnd{}, err
 		}
 	}
-	return r.end, nil
+	return r, nil
 }
 
 // reopen makes the recovered segment s the active one again, appending
@@ -385,7 +394,7 @@ func (w *WAL) cut(s segment) error {
 	if err != nil {
 		return err
 	}
-	w.buf = w.buf[:0]
+	w.buf = append(w.buf[:0], segmentMagic[:]...)
 	// Every retained marker, so that releasing the segment a marker was
 	// written in never loses a snapshot recovery may fall back to.
 	for i := range w.markers {

@@ -370,9 +370,10 @@ func replaceFile(t *testing.T, fs *vfs.MemFS, name string, data []byte) {
 	f.Close()
 }
 
-// TestTornTailEveryOffset cuts the last segment at every byte offset, both
-// as a short file and as a preallocated one whose tail is zeros, and checks
-// that recovery keeps exactly the records that end before the cut.
+// TestTornTailEveryOffset cuts the last segment at every byte offset past
+// its first record, both as a short file and as a preallocated one whose
+// tail is zeros, and checks that recovery keeps exactly the records that
+// end before the cut.
 func TestTornTailEveryOffset(t *testing.T) {
 	base := vfs.NewMem()
 	w, _ := mustOpen(t, base, testOpts)
@@ -385,7 +386,9 @@ func TestTornTailEveryOffset(t *testing.T) {
 	if r.bad != nil || len(r.records) != 2+6+1 {
 		t.Fatalf("setup: %d records, bad %v", len(r.records), r.bad)
 	}
-	for cut := int64(0); cut <= r.end; cut++ {
+	// From the second record on: a segment's first record was fsynced
+	// before the segment was renamed into place, so it is never torn.
+	for cut := r.records[1].off; cut <= r.end; cut++ {
 		for _, prealloc := range []bool{false, true} {
 			t.Run(fmt.Sprintf("cut=%d/prealloc=%v", cut, prealloc), func(t *testing.T) {
 				fs := base.CrashClone()
