@@ -81,10 +81,13 @@ func TestSeeds(t *testing.T) {
 // a log that cuts such rot off as a torn write.
 func TestRotLogEnd(t *testing.T) {
 	n := max(defaultSeeds()/8, 10)
+	if *seedsFlag != 0 {
+		n = *seedsFlag // a long run: -run TestRotLogEnd -seeds N [-first S]
+	}
 	if testing.Short() {
 		n = min(n, 10)
 	}
-	for seed := uint64(1); seed <= uint64(n); seed++ {
+	for seed := *firstFlag; seed < *firstFlag+uint64(n); seed++ {
 		if res := Run(Options{Seed: seed, RotLogEnd: true}); len(res.Failures) > 0 {
 			t.Fatal(Run(Options{Seed: seed, RotLogEnd: true, Trace: true}).Report())
 		}
