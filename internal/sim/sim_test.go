@@ -126,6 +126,7 @@ func TestRegressions(t *testing.T) {
 		{4391, "replica: a member removed while up (it lingered), wiped and added back at once stopped with ErrLostLog: the leader kept its old progress"},
 		{137, "replica: a member removed while down lingered too; wiped and added back, it stopped with ErrLostLog"},
 		{8557, "sim: convergence was judged while the leader removed TTL nodes late (its clock had been set back): now the run settles first"},
+		{44124, "wal: format v1 took bit rot in m3's first segment (after a crash that tore nothing) for a torn tail and cut an entry m3 had acknowledged; with format v2 m3 refuses to start and is replaced"},
 		{11061, "sim: the operator's repair wiped a member that had since started, without stopping it: its client connections were left open"},
 	} {
 		if res := Run(Options{Seed: tc.seed}); len(res.Failures) > 0 {
