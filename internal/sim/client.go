@@ -46,7 +46,7 @@ const (
 	opDirSet        opKind = 'b' // setData of one
 	opDirDelete     opKind = 'z' // delete one
 	opAddWatch      opKind = 'w' // addWatch: mode persistent or persistent-recursive
-	opRemoveWatches opKind = 'v' // removeWatches of every kind (WatcherAny)
+	opRemoveWatches opKind = 'v' // removeWatches of a kind (mode)
 	opCheckWatches  opKind = 'h' // checkWatches of a kind (mode)
 )
 
@@ -325,7 +325,7 @@ func (c *client) pickRead() kvInput {
 		}
 		return kvInput{op: opAddWatch, path: c.watchPath(), mode: mode}
 	case c.s.chance(0.5):
-		return kvInput{op: opRemoveWatches, path: c.watchPath(), mode: jute.WatcherAny}
+		return kvInput{op: opRemoveWatches, path: c.watchPath(), mode: jute.WatcherChildren + int32(c.s.rng.IntN(3))}
 	}
 	return kvInput{op: opCheckWatches, path: c.watchPath(), mode: jute.WatcherChildren + int32(c.s.rng.IntN(3))}
 }
@@ -745,11 +745,9 @@ func (c *client) onReply(cn *conn, cl *call, out kvOutput, zxid int64) {
 func (c *client) armWatch(in kvInput, code jute.Code, zxid int64) {
 	switch {
 	case in.op == opAddWatch && code == jute.OK:
-		kind := wPersistent
-		if in.mode == jute.AddWatchPersistentRecursive {
-			kind = wRecursive
+		for _, kind := range halves(in.mode) {
+			c.arm(wkey{in.path, kind}, armedWatch{set: zxid})
 		}
-		c.arm(wkey{in.path, kind}, armedWatch{set: zxid})
 	case !in.watch:
 	case in.op == opRead && code == jute.OK:
 		c.arm(wkey{keyPath(in.key), wData}, armedWatch{set: zxid})

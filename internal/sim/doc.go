@@ -75,8 +75,10 @@
 // every 20, with no per-minute limit), read-only mode, or memory release.
 // On a snapshot from the leader a member drops its client connections,
 // where the Server keeps them and rebases their watches (catchup.go).
-// removeWatches is sent with WatcherAny only, so no persistent watch loses
-// one of its halves.
+// A removeWatches of one watcher type takes half of a persistent watch
+// away (Apache 3.8 keeps one in each of its tables); the client still
+// lists such a watch in its setWatches, and the server registers it whole
+// again, as Apache's does.
 //
 // ACLs (auth.go): each client has one identity for good, given to the
 // request path as its connection's auth ids (no addauth or SASL is run):

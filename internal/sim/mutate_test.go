@@ -50,6 +50,7 @@ func TestMutations(t *testing.T) {
 		{"a recursive watch misses grandchildren", wat(watch.MutRecursiveSkipsGrandchildren), 0, Options{}},
 		{"setWatches drops child watches", wat(watch.MutSetWatchesDropsChildWatches), 0, Options{}},
 		{"setWatches drops persistent watches", wat(watch.MutSetWatchesDropsPersistent), 0, Options{}},
+		{"removeWatches of one type takes a persistent watch whole", wat(watch.MutRemoveWholePersistent), 0, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set(true)

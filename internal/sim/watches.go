@@ -18,18 +18,31 @@ import (
 // rules internal/watch implements (Apache's; see its package comment),
 // checked against what the member's request path sends.
 
-// wkind is the kind of a watch a client holds.
+// wkind is the kind of a watch a client holds. A persistent or recursive
+// watch is two halves, one in each of Apache's tables (data and child),
+// as internal/watch keeps them: removeWatches of one watcher type takes
+// one half away.
 type wkind uint8
 
 const (
-	wData       wkind = iota // one-time: getData, or exists (exist: on a missing node)
-	wChild                   // one-time: getChildren
-	wPersistent              // addWatch PERSISTENT
-	wRecursive               // addWatch PERSISTENT_RECURSIVE
+	wData            wkind = iota // one-time: getData, or exists (exist: on a missing node)
+	wChild                        // one-time: getChildren
+	wPersistent                   // addWatch PERSISTENT, its data half
+	wPersistentChild              // its child half
+	wRecursive                    // addWatch PERSISTENT_RECURSIVE, its data half
+	wRecursiveChild               // its child half
 )
 
 func (k wkind) String() string {
-	return [...]string{"data", "child", "persistent", "recursive"}[k]
+	return [...]string{"data", "child", "persistent", "persistent(child half)", "recursive", "recursive(child half)"}[k]
+}
+
+// halves are the two kinds of an addWatch mode.
+func halves(mode int32) [2]wkind {
+	if mode == jute.AddWatchPersistentRecursive {
+		return [2]wkind{wRecursive, wRecursiveChild}
+	}
+	return [2]wkind{wPersistent, wPersistentChild}
 }
 
 // wkey is one watch: a kind on a path.
@@ -71,21 +84,36 @@ func (c *client) fires(t appliedTrigger) bool {
 			delete(c.watches, k)
 		}
 	}
+	// A change fires the watches of its path in the tables its type
+	// names (NodeDeleted both), and the recursive watches of the path and
+	// its ancestors in those tables, never for NodeChildrenChanged.
+	var data, child bool
 	switch t.typ {
 	case jute.EventNodeCreated, jute.EventNodeDataChanged:
-		use(t.path, wData)
+		data = true
 	case jute.EventNodeChildrenChanged:
-		use(t.path, wChild)
+		child = true
 	case jute.EventNodeDeleted:
-		use(t.path, wData)
-		use(t.path, wChild)
+		data, child = true, true
 	default:
 		return false
 	}
-	use(t.path, wPersistent)
+	if data {
+		use(t.path, wData)
+		use(t.path, wPersistent)
+	}
+	if child {
+		use(t.path, wChild)
+		use(t.path, wPersistentChild)
+	}
 	if t.typ != jute.EventNodeChildrenChanged {
 		for p, ok := t.path, true; ok; p, ok = parentPath(p) {
-			use(p, wRecursive)
+			if data {
+				use(p, wRecursive)
+			}
+			if child {
+				use(p, wRecursiveChild)
+			}
 		}
 	}
 	// The server withholds the event from a watcher that may not read
@@ -168,6 +196,14 @@ func (c *client) checkDelivered(cn *conn, zxid int64, what string) {
 func (c *client) setWatches(cl *call) *jute.SetWatches2 {
 	cl.rewatch, cl.rel = maps.Clone(c.watches), c.replyZxid
 	sw := &jute.SetWatches2{RelativeZxid: cl.rel}
+	// A persistent watch of which one half is left is listed all the
+	// same: the server registers both halves again, as Apache's does.
+	listed := func(list []string, p string) []string {
+		if n := len(list); n > 0 && list[n-1] == p {
+			return list
+		}
+		return append(list, p)
+	}
 	for _, k := range sortedKeys(c.watches) {
 		switch k.kind {
 		case wData:
@@ -178,10 +214,10 @@ func (c *client) setWatches(cl *call) *jute.SetWatches2 {
 			}
 		case wChild:
 			sw.ChildWatches = append(sw.ChildWatches, k.path)
-		case wPersistent:
-			sw.PersistentWatches = append(sw.PersistentWatches, k.path)
-		case wRecursive:
-			sw.PersistentRecursiveWatches = append(sw.PersistentRecursiveWatches, k.path)
+		case wPersistent, wPersistentChild:
+			sw.PersistentWatches = listed(sw.PersistentWatches, k.path)
+		case wRecursive, wRecursiveChild:
+			sw.PersistentRecursiveWatches = listed(sw.PersistentRecursiveWatches, k.path)
 		}
 	}
 	return sw
@@ -304,24 +340,36 @@ func (c *client) checkOwed(cn *conn, cl *call, code jute.Code, zxid int64) {
 			c.watches[k] = armedWatch{set: zxid, exist: w.exist}
 		}
 	}
+	for k := range cl.rewatch {
+		switch k.kind {
+		case wPersistent, wPersistentChild:
+			c.watches[wkey{k.path, wPersistent}] = armedWatch{set: zxid}
+			c.watches[wkey{k.path, wPersistentChild}] = armedWatch{set: zxid}
+		case wRecursive, wRecursiveChild:
+			c.watches[wkey{k.path, wRecursive}] = armedWatch{set: zxid}
+			c.watches[wkey{k.path, wRecursiveChild}] = armedWatch{set: zxid}
+		}
+	}
 }
 
 // expectWatchReply checks the code of a removeWatches or checkWatches
 // answered at zxid (the events up to it are in, so the client's watches
 // are the server's registrations) and, for a removeWatches, drops the
 // watches it removed. Both look at the path itself only: data names the
-// data table (data watches, persistent and recursive ones), children the
-// child table (child, persistent and recursive), any both. The client
-// removes with WatcherAny only, so no persistent watch is cut in half.
+// data table (data watches, the data halves of persistent and recursive
+// ones), children the child table (child watches, the child halves), any
+// both. So a removeWatches of one type leaves half a persistent watch, as
+// in Apache 3.8: without its child half it misses NodeChildrenChanged; a
+// recursive one without its data half still sees NodeDeleted.
 func (c *client) expectWatchReply(cn *conn, cl *call, code jute.Code) {
 	var kinds []wkind
 	switch cl.in.mode {
 	case jute.WatcherData:
 		kinds = []wkind{wData, wPersistent, wRecursive}
 	case jute.WatcherChildren:
-		kinds = []wkind{wChild, wPersistent, wRecursive}
+		kinds = []wkind{wChild, wPersistentChild, wRecursiveChild}
 	default:
-		kinds = []wkind{wData, wChild, wPersistent, wRecursive}
+		kinds = []wkind{wData, wChild, wPersistent, wPersistentChild, wRecursive, wRecursiveChild}
 	}
 	held := false
 	for _, k := range kinds {

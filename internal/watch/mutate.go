@@ -22,4 +22,7 @@ const (
 	// MutSetWatchesDropsPersistent has SetWatches ignore the persistent
 	// and recursive watches.
 	MutSetWatchesDropsPersistent
+	// MutRemoveWholePersistent has a removeWatches of one watcher type
+	// take a persistent or recursive watch away whole, not one half.
+	MutRemoveWholePersistent
 )

@@ -387,6 +387,9 @@ func (r *Registry) Remove(w Watcher, path string, watcherType int32) bool {
 	if old&tables == 0 {
 		return false
 	}
+	if halves := persistentRegs | recursiveRegs; mutated(MutRemoveWholePersistent) && old&tables&halves != 0 {
+		tables |= old & halves
+	}
 	r.change(path, pw, w, old, old&^tables)
 	return true
 }
