@@ -25,4 +25,9 @@ const (
 	// MutEndedKeepsConn leaves the connection of a session that was
 	// closed or expired open, as if the session lived on.
 	MutEndedKeepsConn
+	// MutEventsIgnoreACL delivers watch events to watchers that may not
+	// read the node.
+	MutEventsIgnoreACL
+	// MutGetDataSkipsACL answers a getData without checking READ.
+	MutGetDataSkipsACL
 )

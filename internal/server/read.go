@@ -90,7 +90,7 @@ func (k *Core) getData(ep Endpoint, w watch.Watcher, r *jute.PathWatch, st *txn.
 	if mutated(MutWatchOnMissingNode) && r.Watch {
 		k.watches.Add(w, r.Path, watch.ModeData)
 	}
-	if code := check(ep, st, r.Path, jute.PermRead); code != jute.OK {
+	if code := check(ep, st, r.Path, jute.PermRead); code != jute.OK && (code != jute.NoAuth || !mutated(MutGetDataSkipsACL)) {
 		return code, nil
 	}
 	data, stat, err := st.Tree.Get(r.Path)

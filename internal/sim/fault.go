@@ -105,7 +105,8 @@ func (s *Sim) injectFault() {
 func (s *Sim) reconfig() {
 	var c *client
 	for _, cl := range s.clients {
-		if cl.conn != nil && cl.session != 0 && !cl.dead && len(cl.calls) < maxOutstanding && !cl.syncing() {
+		// Only the super user may reconfigure the ensemble.
+		if cl.who == idSuper && cl.conn != nil && cl.session != 0 && !cl.dead && len(cl.calls) < maxOutstanding && !cl.syncing() {
 			c = cl
 			break
 		}

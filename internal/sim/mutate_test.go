@@ -9,16 +9,18 @@ import (
 	"github.com/zoohq/zoo/internal/replica"
 	"github.com/zoohq/zoo/internal/server"
 	"github.com/zoohq/zoo/internal/wal"
+	"github.com/zoohq/zoo/internal/watch"
 )
 
 // TestMutations proves the simulator bites: with each defect planted in
-// the replica, the log or the server's request path (build tag simmutate), some seed among the first
+// the replica, the log, the server's request path or its watch registry (build tag simmutate), some seed among the first
 // maxMutationSeeds must fail. Run: go test -tags simmutate ./internal/sim
 // -run TestMutations -v; it reports how many seeds each took.
 func TestMutations(t *testing.T) {
 	const maxMutationSeeds = 300
 	mut := func(m replica.Mutation) func(bool) { return func(on bool) { replica.SetMutation(m, on) } }
 	srv := func(m server.Mutation) func(bool) { return func(on bool) { server.SetMutation(m, on) } }
+	wat := func(m watch.Mutation) func(bool) { return func(on bool) { watch.SetMutation(m, on) } }
 	for _, tc := range []struct {
 		name  string
 		set   func(on bool)
@@ -40,6 +42,15 @@ func TestMutations(t *testing.T) {
 		{"getData sets its watch on a missing node", srv(server.MutWatchOnMissingNode), 0, Options{}},
 		{"setWatches forgets the changes since the client's last zxid", srv(server.MutSetWatchesForgetsChanges), 0, Options{}},
 		{"the connection of an ended session kept open", srv(server.MutEndedKeepsConn), 0, Options{}},
+		{"watch events sent to watchers that may not read the node", srv(server.MutEventsIgnoreACL), 0, Options{}},
+		{"getData answered without the READ check", srv(server.MutGetDataSkipsACL), 0, Options{}},
+		// In internal/watch's registry, which the request path fires.
+		{"a child watch fires on setData", wat(watch.MutChildFiresOnSetData), 0, Options{}},
+		{"a persistent watch removed after its first event", wat(watch.MutPersistentOnce), 0, Options{}},
+		{"a recursive watch misses grandchildren", wat(watch.MutRecursiveSkipsGrandchildren), 0, Options{}},
+		{"setWatches drops child watches", wat(watch.MutSetWatchesDropsChildWatches), 0, Options{}},
+		{"setWatches drops persistent watches", wat(watch.MutSetWatchesDropsPersistent), 0, Options{}},
+		{"removeWatches of one type takes a persistent watch whole", wat(watch.MutRemoveWholePersistent), 0, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set(true)

@@ -88,10 +88,11 @@ type Sim struct {
 	faults   int
 	ops      int
 
-	hist   []porcOp         // linearizability history
-	digest map[int64]uint64 // zxid -> state digest, as first applied
-	trig   map[int64]string // zxid -> the txn's triggers, as first applied
-	ended  map[int64]bool   // sessions that ended (closed or expired)
+	hist   []porcOp                   // linearizability history
+	digest map[int64]uint64           // zxid -> state digest, as first applied
+	trig   map[int64]string           // zxid -> the txn's triggers, as first applied
+	trigs  map[int64][]appliedTrigger // the same, for the setWatches check
+	ended  map[int64]bool             // sessions that ended (closed or expired)
 
 	inConfig   map[uint64]bool // the membership as of the last reconfig applied
 	observers  map[uint64]bool // those of inConfig that do not vote
@@ -184,6 +185,7 @@ func Run(opt Options) (res Result) {
 		hash:   fnv.New64a(),
 		digest: make(map[int64]uint64),
 		trig:   make(map[int64]string),
+		trigs:  make(map[int64][]appliedTrigger),
 		ended:  make(map[int64]bool),
 	}
 	saved := crand.Reader

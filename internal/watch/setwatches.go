@@ -62,6 +62,9 @@ func (r *Registry) SetWatches(w Watcher, req *jute.SetWatches2, zxid int64, node
 		}
 	}
 	for _, p := range req.ChildWatches {
+		if mutated(MutSetWatchesDropsChildWatches) {
+			break
+		}
 		switch st, ok := nodes.Stat(p); {
 		case !ok:
 			fire(p, jute.EventNodeDeleted)
@@ -70,6 +73,9 @@ func (r *Registry) SetWatches(w Watcher, req *jute.SetWatches2, zxid int64, node
 		default:
 			regsToAdd = append(regsToAdd, reg{p, childOnce})
 		}
+	}
+	if mutated(MutSetWatchesDropsPersistent) {
+		req.PersistentWatches, req.PersistentRecursiveWatches = nil, nil
 	}
 	for _, p := range req.PersistentWatches {
 		regsToAdd = append(regsToAdd, reg{p, persistentRegs})

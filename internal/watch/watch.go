@@ -248,6 +248,9 @@ func (r *Registry) addPath(w Watcher, path string) {
 func firedTables(eventType int32) regs {
 	switch eventType {
 	case jute.EventNodeCreated, jute.EventNodeDataChanged:
+		if eventType == jute.EventNodeDataChanged && mutated(MutChildFiresOnSetData) {
+			return dataTable | childTable
+		}
 		return dataTable
 	case jute.EventNodeChildrenChanged:
 		return childTable
@@ -294,11 +297,18 @@ func (r *Registry) Trigger(path string, eventType int32, zxid int64) []Delivery 
 			if hit&^recursiveRegs != 0 || eventType != jute.EventNodeChildrenChanged {
 				out = append(out, Delivery{Watcher: w, Event: ev})
 			}
-			r.change(path, pw, w, old, old&^(hit&onceRegs))
+			used := hit & onceRegs
+			if mutated(MutPersistentOnce) {
+				used = hit
+			}
+			r.change(path, pw, w, old, old&^used)
 		})
 	}
 	if r.recursive > 0 && eventType != jute.EventNodeChildrenChanged {
 		for p, ok := parent(path); ok; p, ok = parent(p) {
+			if pp, _ := parent(path); mutated(MutRecursiveSkipsGrandchildren) && p != pp {
+				break
+			}
 			pw := r.paths[p]
 			if pw == nil {
 				continue
@@ -376,6 +386,9 @@ func (r *Registry) Remove(w Watcher, path string, watcherType int32) bool {
 	old, _ := pw.all.get(w)
 	if old&tables == 0 {
 		return false
+	}
+	if halves := persistentRegs | recursiveRegs; mutated(MutRemoveWholePersistent) && old&tables&halves != 0 {
+		tables |= old & halves
 	}
 	r.change(path, pw, w, old, old&^tables)
 	return true
