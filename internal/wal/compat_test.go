@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/vfs"
-	"github.com/zoohq/zoo/internal/vfs/errorfs"
 )
 
 // v1Opts is how testdata/v1log was written (by the v1 code of commit
@@ -221,44 +219,5 @@ func readFile(t *testing.T, fs vfs.FS, name string) (string, []byte) {
 // without a crash in between.
 func TestFailEveryOpDuringOpenV1(t *testing.T) {
 	base, _ := loadV1(t)
-	want := v1State()
-	next := mkEnts(41, 42, 1)
-	for _, injErr := range injectedErrors {
-		t.Run(injErr.Error(), func(t *testing.T) {
-			for i := 0; ; i++ {
-				mem := base.CrashClone()
-				c := errorfs.OnIndex(i, injErr)
-				w, st, err := Open(errorfs.Wrap(mem, c), testDir, v1Opts)
-				saved := false
-				if err == nil {
-					checkState(t, st, want)
-					if err := w.Save(raftpb.HardState{}, next); err == nil {
-						saved = true
-					} else {
-						checkBrokenErr(t, err)
-					}
-					w.Close()
-				} else if !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("op %d: Open = %v, want the injected error", i, err)
-				}
-				op, fired := c.Fired()
-				for _, fs := range []*vfs.MemFS{mem.CrashClone(), mem} {
-					w2, st2, err := Open(fs, testDir, v1Opts)
-					if err != nil {
-						t.Fatalf("op %d (%v) failed; reopen: %v", i, op, err)
-					}
-					exp := want
-					if got := st2.LastIndex(); saved || got > want.LastIndex() {
-						exp.Entries = append(append([]raftpb.Entry(nil), want.Entries...), next[:got-want.LastIndex()]...)
-					}
-					checkState(t, st2, exp)
-					w2.Close()
-				}
-				if !fired {
-					t.Logf("%d operations", i)
-					return
-				}
-			}
-		})
-	}
+	failEveryOpDuringOpen(t, base, v1State(), v1Opts)
 }

@@ -196,6 +196,16 @@ func openFixture(t *testing.T, opts Options) (*vfs.MemFS, State) {
 func TestFailEveryOpDuringOpen(t *testing.T) {
 	opts := Options{SegmentSize: failOpSegs}
 	base, want := openFixture(t, opts)
+	failEveryOpDuringOpen(t, base, want, opts)
+}
+
+// failEveryOpDuringOpen fails operation i of an Open of base (and of one
+// Save of two entries after it), for every i: Open either succeeds with
+// want or fails with the injected error, and a later Open on the
+// underlying FS recovers want and what the Save acknowledged, with and
+// without a crash in between.
+func failEveryOpDuringOpen(t *testing.T, base *vfs.MemFS, want State, opts Options) {
+	t.Helper()
 	next := mkEnts(want.LastIndex()+1, want.LastIndex()+2, 1)
 	for _, injErr := range injectedErrors {
 		t.Run(injErr.Error(), func(t *testing.T) {

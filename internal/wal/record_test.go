@@ -151,19 +151,8 @@ func TestScanClassify(t *testing.T) {
 	c := appendRecord(nil, typeEntry, []byte("an unsynced write"))
 	mab := segV2(m, a, b)
 	bOff := len(mab) - len(b) // where b starts
-	flip := func(data []byte, i int, mask byte) []byte {
-		c := append([]byte(nil), data...)
-		c[i] ^= mask
-		return c
-	}
 	zeros := make([]byte, 64)
-	tests := []struct {
-		name    string
-		data    []byte
-		records int
-		bad     bool
-		corrupt bool
-	}{
+	tests := []scanCase{
 		{"clean", mab, 3, false, false},
 		{"clean with zero tail", concat(mab, zeros), 3, false, false},
 		{"torn last record", mab[:len(mab)-3], 2, true, false},
@@ -207,6 +196,20 @@ func TestScanClassify(t *testing.T) {
 		{"zeroed magic", concat(make([]byte, magicSize), mab[magicSize:]), 0, true, true},
 		{"empty", nil, 0, true, true},
 	}
+	runScanCases(t, tests)
+}
+
+// scanCase is a segment's bytes and how scan must classify them.
+type scanCase struct {
+	name    string
+	data    []byte
+	records int  // good records before the end
+	bad     bool // the end is a bad record, not the clean end
+	corrupt bool // and it is corruption, not a torn tail
+}
+
+func runScanCases(t *testing.T, tests []scanCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := scan(tc.data)
@@ -218,6 +221,13 @@ func TestScanClassify(t *testing.T) {
 	}
 }
 
+// flip returns a copy of data with byte i xored with mask.
+func flip(data []byte, i int, mask byte) []byte {
+	c := append([]byte(nil), data...)
+	c[i] ^= mask
+	return c
+}
+
 // TestScanClassifyV1 checks that a v1 segment is still classified by the
 // v1 rule, torn tails and damage alike.
 func TestScanClassifyV1(t *testing.T) {
@@ -226,19 +236,8 @@ func TestScanClassifyV1(t *testing.T) {
 	b := appendRecordV1(nil, typeEntry, []byte("second record"))
 	mab := concat(m, a, b)
 	bOff := len(m) + len(a)
-	flip := func(data []byte, i int, mask byte) []byte {
-		c := append([]byte(nil), data...)
-		c[i] ^= mask
-		return c
-	}
 	zeros := make([]byte, 64)
-	tests := []struct {
-		name    string
-		data    []byte
-		records int
-		bad     bool
-		corrupt bool
-	}{
+	tests := []scanCase{
 		{"clean", mab, 3, false, false},
 		{"clean with zero tail", concat(mab, zeros), 3, false, false},
 		{"torn last record", mab[:len(mab)-3], 2, true, false},
@@ -251,15 +250,7 @@ func TestScanClassifyV1(t *testing.T) {
 		{"flipped middle record", flip(mab, bOff-2, 0x40), 1, true, true},
 		{"flipped first record", flip(mab, 12, 0x40), 0, true, true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := scan(tc.data)
-			if len(r.records) != tc.records || (r.bad != nil) != tc.bad || r.corrupt != tc.corrupt {
-				t.Fatalf("scan: %d records, bad=%v, corrupt=%v; want %d, %v, %v",
-					len(r.records), r.bad, r.corrupt, tc.records, tc.bad, tc.corrupt)
-			}
-		})
-	}
+	runScanCases(t, tests)
 }
 
 // FuzzScan checks that the decoder, of either format, never panics, that
