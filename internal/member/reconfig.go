@@ -1,6 +1,7 @@
 package member
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -51,10 +52,11 @@ func Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, 
 // checks are the caller's too, in this order: reconfigEnabled
 // (ReconfigDisabled), a reconfig already in flight (ReconfigInProgress),
 // the request's curConfigId against the last seen version unless it is -1
-// (BadVersion), WRITE permission on /zookeeper/config (Zoo checks it
-// before the arguments, Apache after them), then, after Reconfig succeeds,
-// that the leader and the participants connected and synced with it form
-// a quorum of the new configuration (RequireQuorum, NewConfigNoQuorum).
+// (BadVersion), then, after Reconfig succeeds, that the leader and the
+// participants connected and synced with it form a quorum of the new
+// configuration (RequireQuorum, NewConfigNoQuorum), and last WRITE
+// permission on /zookeeper/config; an error that wraps ErrBeyondApache
+// comes after the permission check.
 func (o Options) Reconfig(cur Membership, joining, leaving, newMembers string) (Membership, error) {
 	var next Membership
 	var err error
@@ -72,6 +74,18 @@ func (o Options) Reconfig(cur Membership, joining, leaving, newMembers string) (
 // badArgs is jute.BadArguments with a reason for the log.
 func badArgs(format string, args ...any) error {
 	return fmt.Errorf("member: reconfig: %w: %s", jute.BadArguments, fmt.Sprintf(format, args...))
+}
+
+// ErrBeyondApache is wrapped, beside jute.BadArguments, by the errors of a
+// reconfig that only Zoo refuses: a server id above MaxServerID, a host
+// name with characters no host name has, group or weight keys. Apache
+// would take such a request on to its permission check, so the caller
+// checks permission before it answers one of these (txn's prepReconfig).
+var ErrBeyondApache = errors.New("member: beyond what Zoo runs")
+
+// beyondApache is badArgs for a limit Apache does not have.
+func beyondApache(format string, args ...any) error {
+	return fmt.Errorf("member: reconfig: %w (%w): %s", jute.BadArguments, ErrBeyondApache, fmt.Sprintf(format, args...))
 }
 
 // checkVoters is Apache's only quorum rule at prep time: the new
@@ -114,12 +128,12 @@ func parseBulk(newMembers string) (Membership, error) {
 	}
 	for _, w := range warnings {
 		if w.Kind != config.Duplicate {
-			return Membership{}, badArgs("newMembers: %s", w)
+			return Membership{}, beyondApache("newMembers: %s", w)
 		}
 	}
 	for _, s := range m.Servers {
 		if err := checkServer(s); err != nil {
-			return Membership{}, badArgs("newMembers: %v", err)
+			return Membership{}, beyondApache("newMembers: %v", err)
 		}
 	}
 	m.Version = 0
@@ -188,7 +202,7 @@ func parseJoiner(j string) (config.Server, error) {
 		return config.Server{}, badArgs("joining %q: a joining server needs a client port (;[host:]port)", j)
 	}
 	if err := checkServer(s); err != nil {
-		return config.Server{}, badArgs("joining %q: %v", j, err)
+		return config.Server{}, beyondApache("joining %q: %v", j, err)
 	}
 	return s, nil
 }

@@ -195,3 +195,29 @@ func TestRequireQuorum(t *testing.T) {
 		t.Errorf("4 of 6 voters synced: %v", err)
 	}
 }
+
+// Errors from limits only Zoo has wrap ErrBeyondApache, so that the
+// caller answers them after the permission check, where Apache would
+// have got to; Apache's own argument errors do not.
+func TestReconfigBeyondApache(t *testing.T) {
+	cur := mustParse(t, nonLoopback)
+	for _, tc := range []struct {
+		joining, newMembers string
+		beyond              bool
+	}{
+		{"server.999=0.0.0.0:1234:2345:observer;3456", "", true},
+		{"server.4=bad$host:1234:2345:observer;3456", "", true},
+		{"", "server.1=a:1:2;3,group.1=1", true},
+		{"some thing", "", false},
+		{"server.4=nonsense", "", false},
+		{"server.x=127.0.0.1:1:2;3", "", false},
+	} {
+		_, err := Reconfig(cur, tc.joining, "", tc.newMembers)
+		if !errors.Is(err, jute.BadArguments) {
+			t.Errorf("joining %q newMembers %q: %v; want BadArguments", tc.joining, tc.newMembers, err)
+		}
+		if got := errors.Is(err, ErrBeyondApache); got != tc.beyond {
+			t.Errorf("joining %q newMembers %q: %v; beyond Apache %v, want %v", tc.joining, tc.newMembers, err, got, tc.beyond)
+		}
+	}
+}

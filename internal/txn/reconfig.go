@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/zoohq/zoo/internal/acl"
@@ -38,13 +39,14 @@ func (x *ReconfigTxn) Decode(r *jute.Reader) { x.Membership = r.String() }
 
 // prepReconfig checks a reconfig in Apache's order (PrepRequestProcessor,
 // case OpCode.reconfig): enabled, not standalone, none in progress, the
-// expected version, then WRITE permission on /zookeeper/config (the super
-// user passes), a valid change, and a synced quorum of the new members.
-// Apache checks the permission last; Zoo checks it before the arguments,
-// whose rules are stricter than Apache's (server ids 1-255), so that a
-// client without the right gets NoAuth whatever it sends, as it does from
-// Apache for any request Apache would accept (kazoo's
-// test_no_super_auth), and learns nothing about the membership.
+// expected version, a valid change (BadArguments), a synced quorum of the
+// new members (NewConfigNoQuorum), and last WRITE permission on
+// /zookeeper/config (the super user passes). So a client without the
+// right gets BadArguments for a malformed request (kazoo's
+// test_bad_input) and NoAuth for one Apache would take (test_no_super_auth).
+// Arguments that only Zoo refuses (member.ErrBeyondApache: a server id
+// above 255, say) are answered after the permission check, as Apache
+// would have gone on to it.
 func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Record, error) {
 	rc := p.cfg.Reconfig
 	switch {
@@ -66,14 +68,20 @@ func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Reco
 	if r.CurConfigID != -1 && r.CurConfigID != cur.Version {
 		return nil, jute.BadVersion
 	}
+	next, err := member.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
+	beyond := errors.Is(err, member.ErrBeyondApache)
+	if err != nil && !beyond {
+		return nil, err
+	}
+	if err == nil {
+		if err := member.RequireQuorum(next, rc.Synced()); err != nil {
+			return nil, err
+		}
+	}
 	if !acl.Check(info.ACL, jute.PermWrite, req.Auth) {
 		return nil, jute.NoAuth
 	}
-	next, err := member.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
-	if err != nil {
-		return nil, err
-	}
-	if err := member.RequireQuorum(next, rc.Synced()); err != nil {
+	if beyond {
 		return nil, err
 	}
 	next.Version = 0

@@ -27,12 +27,13 @@ func newReconfigHarness(t *testing.T) *harness {
 	return h
 }
 
-// Ref: issue 13, defect 3; kazoo 2.8 TestReconfig.test_no_super_auth. A
-// client without the right to reconfig learns nothing about its
-// arguments: it gets NoAuth whether they are valid or not (server id 999
-// is out of Zoo's range, which Apache would accept and then refuse with
-// NoAuth).
-func TestReconfigChecksPermissionBeforeArguments(t *testing.T) {
+// Ref: issue 13, defect 3; kazoo 2.8 TestReconfig.test_no_super_auth and
+// test_bad_input, which Apache 3.8 passes: its permission check comes
+// after the arguments' (a malformed request gets BadArguments from anyone)
+// and the quorum check. A request only Zoo refuses (server id 999, out of
+// Zoo's range, which Apache would accept) gets NoAuth without the right,
+// as from Apache, and BadArguments with it.
+func TestReconfigChecksPermissionAfterArguments(t *testing.T) {
 	super := []jute.Id{{Scheme: "super"}}
 	tests := []struct {
 		name    string
@@ -42,7 +43,8 @@ func TestReconfigChecksPermissionBeforeArguments(t *testing.T) {
 		want    jute.Code
 	}{
 		{"no super, bad id", nil, "server.999=0.0.0.0:1234:2345:observer;3456", "", jute.NoAuth},
-		{"no super, malformed", nil, "server.4=nonsense", "", jute.NoAuth},
+		{"no super, malformed", nil, "server.4=nonsense", "", jute.BadArguments},
+		{"no super, not server=spec", nil, "some thing", "", jute.BadArguments},
 		{"no super, valid", nil, "", "3", jute.NoAuth},
 		{"super, bad id", super, "server.999=0.0.0.0:1234:2345:observer;3456", "", jute.BadArguments},
 		{"super, valid", super, "server.4=127.0.0.1:2891:3891:observer;2184", "", jute.OK},
