@@ -108,13 +108,6 @@ type Config struct {
 // ensemble (or does not know this server, which means the same). A fresh
 // server uses it to decide between starting an ensemble and joining one;
 // SurveyTime says how long to listen.
-// SurveyTime is how long after Start every live peer has been heard
-// from in a Survey, save for the time a handshake takes: a smaller peer
-// dials in at once, and this server nudges a larger one that has not
-// dialed in (it may know this server at an address it no longer has)
-// within firstNudge.
-func (t *Transport) SurveyTime() time.Duration { return firstNudge(t.cfg) }
-
 func (t *Transport) Survey() (heard int, established bool) {
 	t.surveyMu.Lock()
 	defer t.surveyMu.Unlock()
@@ -124,6 +117,13 @@ func (t *Transport) Survey() (heard int, established bool) {
 	}
 	return heard, established
 }
+
+// SurveyTime is how long after Start every live peer has been heard
+// from in a Survey, save for the time a handshake takes: a smaller peer
+// dials in at once, and this server nudges a larger one that has not
+// dialed in (it may know this server at an address it no longer has)
+// within firstNudge.
+func (t *Transport) SurveyTime() time.Duration { return firstNudge(t.cfg) }
 
 // heard records what a handshake told of a peer.
 func (t *Transport) heard(id uint64, established bool) {
