@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/zk"
 )
 
 // TestSequences runs the scripts in testdata/sequences: requests through
@@ -199,7 +200,7 @@ func doAndPrint(h *harness, req Request) string {
 		fmt.Fprintf(&b, "  op %d: %s %s\n", i, m.Op, m.Err)
 	}
 	for _, tr := range r.Triggers {
-		fmt.Fprintf(&b, "  event %s %s\n", eventName(tr.Type), tr.Path)
+		fmt.Fprintf(&b, "  event %s %s\n", zk.EventType(tr.Type), tr.Path)
 	}
 	return b.String()
 }
@@ -219,20 +220,6 @@ func statString(s jute.Stat) string {
 	}
 	return fmt.Sprintf("czxid=%d mzxid=%d pzxid=%d version=%d cversion=%d aversion=%d children=%d len=%d owner=%s",
 		s.Czxid, s.Mzxid, s.Pzxid, s.Version, s.Cversion, s.Aversion, s.NumChildren, s.DataLength, owner)
-}
-
-func eventName(typ int32) string {
-	switch typ {
-	case jute.EventNodeCreated:
-		return "NodeCreated"
-	case jute.EventNodeDeleted:
-		return "NodeDeleted"
-	case jute.EventNodeDataChanged:
-		return "NodeDataChanged"
-	case jute.EventNodeChildrenChanged:
-		return "NodeChildrenChanged"
-	}
-	return fmt.Sprintf("event(%d)", typ)
 }
 
 // printTree lists every node below / but /zookeeper, depth first, in name
