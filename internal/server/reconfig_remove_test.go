@@ -282,21 +282,5 @@ func testRemovedServerWipedAndAddedBack(t *testing.T, inPlace bool) {
 	if _, err := reconfigOnceSynced(t, ctx, su, spec, "", ""); err != nil {
 		t.Fatalf("reconfig adding server %d back: %v", gone, err)
 	}
-	waitFor(t, 30*time.Second, func() error {
-		if m := modeOf(back.addr); m != "follower" {
-			return fmt.Errorf("the rebuilt server says %q", m)
-		}
-		return nil
-	})
-	c, err := zk.Connect(ctx, back.addr, zk.WithSessionTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Sync(ctx, "/"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.Get(ctx, "/before-19"); err != nil {
-		t.Fatalf("the rebuilt server's data: %v", err)
-	}
+	followerHas(t, ctx, back.addr, "/before-19")
 }

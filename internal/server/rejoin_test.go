@@ -158,13 +158,20 @@ func TestReconfigRestartedMemberCatchesUpWithAnUnknownLeader(t *testing.T) {
 	}
 	fEnsemble.Listener = ln
 	back := startMember(t, uint64(f), fEnsemble, durable)
+	followerHas(t, ctx, back.addr, "/while-f-was-down-19")
+}
+
+// followerHas waits until the server at addr says it follows, then reads
+// path there after a sync: the server caught up with its leader.
+func followerHas(t *testing.T, ctx context.Context, addr, path string) {
+	t.Helper()
 	waitFor(t, 30*time.Second, func() error {
-		if m := modeOf(back.addr); m != "follower" {
-			return fmt.Errorf("restarted server %d says %q", f, m)
+		if m := modeOf(addr); m != "follower" {
+			return fmt.Errorf("server %s says %q", addr, m)
 		}
 		return nil
 	})
-	c, err := zk.Connect(ctx, back.addr, zk.WithSessionTimeout(4*time.Second))
+	c, err := zk.Connect(ctx, addr, zk.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +179,7 @@ func TestReconfigRestartedMemberCatchesUpWithAnUnknownLeader(t *testing.T) {
 	if err := c.Sync(ctx, "/"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.Get(ctx, "/while-f-was-down-19"); err != nil {
-		t.Fatalf("restarted server %d: %v", f, err)
+	if _, _, err := c.Get(ctx, path); err != nil {
+		t.Fatalf("server %s after a sync: %s: %v", addr, path, err)
 	}
 }
