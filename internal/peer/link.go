@@ -357,6 +357,7 @@ func (t *Transport) dialLoop(p *peer) {
 		case err == nil:
 			dl = dialLog{}
 			b.reset()
+			p.dialed = addr
 			t.runLink(p, c)
 		case p.ctx.Err() != nil:
 			return
@@ -544,7 +545,11 @@ func (t *Transport) writeLoop(p *peer, c net.Conn, rdone <-chan struct{}) (net.C
 		case nc := <-p.incoming:
 			return nc, errReplaced
 		case <-kick:
-			return nil, errAddrChanged
+			// SetPeers sets the address, then kicks: a dialer that read
+			// the address in between already dialed the new one.
+			if t.peerAddr(p) != p.dialed {
+				return nil, errAddrChanged
+			}
 		case <-p.leaving:
 			if err := t.flushQueue(bw, p.queue); err != nil {
 				return nil, err

@@ -257,6 +257,10 @@ type peer struct {
 	// kick wakes the dialer when the address changed, so it redials the new
 	// address now instead of after its backoff or the old link's death.
 	kick chan struct{}
+	// dialed is the address the dialer's current link went to. Only the
+	// peer goroutine touches it: a kick that comes after the dialer had
+	// already read the new address ends no link to that address.
+	dialed string
 
 	// incoming hands an accepted link to the peer goroutine. Capacity 1,
 	// filled only under mu after draining it, so handing off never blocks.
