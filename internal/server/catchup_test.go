@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,17 +30,29 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 		c.CommitLogBytes = -1
 	})
 	f := ms[3]
+	// Wait for a leader that leads (IsLeader: it has applied an entry of
+	// its term), not just one elected: member 3 may know itself elected a
+	// moment before it is ready, and a test that took it for a follower
+	// then would cut off the leader.
+	leader := func() *testServer {
+		for _, m := range ms {
+			if m.srv.rep.IsLeader() {
+				return m
+			}
+		}
+		return nil
+	}
 	waitFor(t, 60*time.Second, func() error {
-		if f.srv.rep.Leader() == 0 {
-			return fmt.Errorf("member 3 knows no leader")
+		if leader() == nil {
+			return fmt.Errorf("no member leads")
 		}
 		return nil
 	})
-	if f.srv.rep.IsLeader() {
+	if leader() == f {
 		// Member 3 must follow: cut it off until another leads.
 		cut(true)
 		waitFor(t, 60*time.Second, func() error {
-			if !ms[1].srv.rep.IsLeader() && !ms[2].srv.rep.IsLeader() {
+			if l := leader(); l == nil || l == f {
 				return fmt.Errorf("no leader among 1 and 2")
 			}
 			return nil
@@ -47,9 +60,9 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 		cut(false)
 		waitIsro(t, f.addr, "rw")
 	}
-	lead := ms[1]
-	if !lead.srv.rep.IsLeader() {
-		lead = ms[2]
+	lead := leader()
+	if lead == nil || lead == f {
+		t.Fatalf("member 3 leads or no member does, after waiting for 1 or 2 to")
 	}
 
 	var disconnects int
@@ -176,7 +189,12 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 // session.
 func dialGoZK(t *testing.T, addr string) (*gozk.Conn, <-chan gozk.Event) {
 	t.Helper()
-	c, events, err := gozk.Connect([]string{addr}, 40*time.Second, gozk.WithLogger(gozkLogger{t}))
+	log := &gozkLogger{t: t}
+	// Cleanups run last first: the logger stops after Close, which does
+	// not wait for the client's goroutines, and t.Logf after the test
+	// has ended panics.
+	t.Cleanup(log.stop)
+	c, events, err := gozk.Connect([]string{addr}, 40*time.Second, gozk.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +212,26 @@ func dialGoZK(t *testing.T, addr string) (*gozk.Conn, <-chan gozk.Event) {
 	}
 }
 
-type gozkLogger struct{ t *testing.T }
+// gozkLogger routes go-zookeeper's logging to t.Log until the test ends.
+type gozkLogger struct {
+	mu      sync.Mutex
+	t       *testing.T
+	stopped bool
+}
 
-func (l gozkLogger) Printf(format string, args ...any) { l.t.Logf("gozk: "+format, args...) }
+func (l *gozkLogger) Printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.stopped {
+		l.t.Logf("gozk: "+format, args...)
+	}
+}
+
+func (l *gozkLogger) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+}
 
 func mustOK(t *testing.T, err error) {
 	t.Helper()
