@@ -118,7 +118,19 @@ func (c *conn) send(frame []byte) { c.sendOwned(frame, nil) }
 // sendOwned is send for a frame in a pooled buffer, owner (nil: none).
 func (c *conn) sendOwned(frame []byte, owner *[]byte) {
 	c.srv.metrics.responseBytes.Add(int64(len(frame)))
-	switch c.out.pushOwned(frame, owner) {
+	c.sent(c.out.pushOwned(frame, owner))
+}
+
+// reply queues the reply to a request, in a pooled buffer owner (nil:
+// none). Unlike an event it never closes the connection (outq.pushReply).
+func (c *conn) reply(frame []byte, owner *[]byte) {
+	c.srv.metrics.responseBytes.Add(int64(len(frame)))
+	c.sent(c.out.pushReply(frame, owner))
+}
+
+// sent accounts for a frame queued, or closes a connection that overflowed.
+func (c *conn) sent(res pushResult) {
+	switch res {
 	case overflow:
 		c.srv.log.Warn("client is not reading; closing its connection",
 			"remote", c.nc.RemoteAddr(), "session", sessionHex(c.sessionID()), "queued_limit", c.srv.cfg.MaxOutbound)
@@ -158,6 +170,11 @@ func (c *conn) finishReading(err error) {
 func (c *conn) readLoop() error {
 	for {
 		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
+		if ok {
+			var w bool
+			ok, w = c.waitReadsBehind()
+			waited = waited || w
+		}
 		if !ok {
 			return net.ErrClosed
 		}
@@ -172,6 +189,26 @@ func (c *conn) readLoop() error {
 			return err
 		}
 	}
+}
+
+// waitReadsBehind blocks while the connection has as many reads waiting
+// behind its writes as the server lets wait. Their replies are queued all
+// at once when the writes are answered, past the pause mark if they are
+// large, and are never refused (outq.pushReply): this bounds them to
+// about MaxOutbound (maxReadsBehind replies of at most MaxFrame each).
+// Each read answered queues its reply, whose write wakes the reader.
+// It reports ok false if the connection closes first, and whether it
+// waited.
+func (c *conn) waitReadsBehind() (ok, waited bool) {
+	for c.srv.reqs.readsBehind(c.id) >= c.srv.maxReadsBehind {
+		waited = true
+		select {
+		case <-c.out.space:
+		case <-c.done:
+			return false, waited
+		}
+	}
+	return true, waited
 }
 
 func (c *conn) tlsFailed(err error) {

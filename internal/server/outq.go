@@ -12,10 +12,12 @@ import (
 // writer goroutine. It is bounded in bytes twice over. A client that does
 // not read its replies is not read either once its queue passes the
 // pause mark (backpressure, as Apache stops reading such a socket): its
-// reader waits in waitBelow, so replies cannot pile up. Watch events are
-// queued whatever the client does, so past max the connection is closed
-// (a slow consumer) instead of growing the server's memory; no frame is
-// ever dropped from a live connection.
+// reader waits in waitBelow, so replies cannot pile up. A reply is never
+// refused: its request was admitted, and what admission lets through is
+// bounded (conn.readLoop). Watch events are queued whatever the client
+// does, so past max the connection is closed (a slow consumer) instead of
+// growing the server's memory; no frame is ever dropped from a live
+// connection.
 type outq struct {
 	mu     sync.Mutex
 	frames [][]byte
@@ -76,12 +78,26 @@ func (q *outq) push(frame []byte) pushResult { return q.pushOwned(frame, nil) }
 // pushOwned is push for a frame encoded into owner, a pooled buffer that
 // the queue now holds: it goes back to its pool once the frame is written.
 func (q *outq) pushOwned(frame []byte, owner *[]byte) pushResult {
+	return q.pushBounded(frame, owner, true)
+}
+
+// pushReply is pushOwned for the reply to a request: it never overflows.
+// The reader admitted the request only below the pause mark, and bounds
+// the reads it lets wait behind writes, whose replies come in a burst
+// when the writes are answered (conn.readLoop). Closing a connection
+// over replies it was let ask for would fail a client that reads.
+func (q *outq) pushReply(frame []byte, owner *[]byte) pushResult {
+	return q.pushBounded(frame, owner, false)
+}
+
+// pushBounded queues a frame; bounded, it refuses one past max.
+func (q *outq) pushBounded(frame []byte, owner *[]byte, bounded bool) pushResult {
 	q.mu.Lock()
 	switch {
 	case q.closed || q.closeAfter:
 		q.mu.Unlock()
 		return finished
-	case q.size+frameCost(frame, owner) > q.max && q.size > 0:
+	case bounded && q.size+frameCost(frame, owner) > q.max && q.size > 0:
 		q.mu.Unlock()
 		return overflow
 	}

@@ -161,6 +161,17 @@ func (g *registry) addRead(r *request) (wait, ok bool) {
 	return true, true
 }
 
+// readsBehind returns how many reads of the connection wait behind its
+// writes.
+func (g *registry) readsBehind(conn uint64) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f := g.conns[conn]; f != nil {
+		return len(f.reads)
+	}
+	return 0
+}
+
 // drained returns a channel closed once the connection has no write in
 // flight (or is closed), or nil if that is already so.
 func (g *registry) drained(conn uint64) <-chan struct{} {

@@ -116,7 +116,7 @@ func (r *request) completeOwned(now time.Time, frame []byte, owner *[]byte, zxid
 	if last {
 		c.Finish(frame)
 	} else {
-		sendOwned(c, frame, owner)
+		sendReply(c, frame, owner)
 	}
 	r.release()
 	c.Replied(r.xid, zxid, r.start, now)
@@ -159,18 +159,19 @@ func (r *request) answer(st *txn.State, zxid int64) {
 	r.complete(zxid, code, resp)
 }
 
-// ownedSender is an Endpoint that takes over a reply's pooled buffer and
-// gives it back once the reply is written (the server's conn).
-type ownedSender interface {
-	sendOwned(frame []byte, owner *[]byte)
+// replier is an Endpoint that queues replies apart from events (never
+// refusing one) and takes over a reply's pooled buffer, giving it back
+// once the reply is written: the server's conn.
+type replier interface {
+	reply(frame []byte, owner *[]byte)
 }
 
-// sendOwned queues a reply in a pooled buffer, owner (nil: none). An
-// endpoint that does not take pooled buffers gets the frame as any other;
-// the buffer is then left to the collector.
-func sendOwned(c Endpoint, frame []byte, owner *[]byte) {
-	if o, ok := c.(ownedSender); ok && owner != nil {
-		o.sendOwned(frame, owner)
+// sendReply queues a reply in a pooled buffer, owner (nil: none). An
+// endpoint that is not a replier gets the frame as any other; the buffer
+// is then left to the collector.
+func sendReply(c Endpoint, frame []byte, owner *[]byte) {
+	if r, ok := c.(replier); ok {
+		r.reply(frame, owner)
 		return
 	}
 	c.Send(frame)

@@ -237,6 +237,11 @@ type Server struct {
 	digests   digestLog
 	start     time.Time
 
+	// maxReadsBehind bounds the reads of one connection waiting behind
+	// its writes: at least one, at most what MaxOutbound holds of the
+	// largest replies (conn.waitReadsBehind).
+	maxReadsBehind int
+
 	mu       sync.RWMutex
 	conns    map[uint64]*conn // by id, which is also the watcher id
 	bySess   map[int64]*conn  // the connection each session is attached to
@@ -292,6 +297,7 @@ func New(cfg Config) (*Server, error) {
 		reqs:      newRegistry(),
 		quit:      make(chan struct{}),
 	}
+	s.maxReadsBehind = max(1, cfg.MaxOutbound/cfg.MaxFrame)
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	s.core = s.newCore()
 	s.traceMask.Store(defaultTraceMask)
