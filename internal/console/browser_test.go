@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -384,5 +386,58 @@ func TestBrowserEnsemble(t *testing.T) {
 	screenshot(t, ctx, dir, "console-ensemble3-390x844.png", 390, 844)
 	if e := errs.take(); len(e) > 0 {
 		t.Errorf("page errors: %q", e)
+	}
+}
+
+// The tree shows the node last asked for even when an earlier answer
+// comes back after it: the page's first load (the root) is held at the
+// server until the node navigated to since is shown, then let go.
+func TestBrowserShowsLatestNode(t *testing.T) {
+	z := startZoo(t)
+	ctx, _ := newBrowser(t)
+	cl := z.client(t)
+	if _, _, err := cl.Create(context.Background(), "/config", []byte("eu-west-1"), zk.Persistent, zk.OpenACLUnsafe()); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/node") && r.URL.Query().Get("path") == "/" {
+			once.Do(func() {
+				close(held)
+				<-release
+			})
+		}
+		z.console.ServeHTTP(w, r)
+	}))
+	t.Cleanup(web.Close)
+	var releaseOnce sync.Once
+	let := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(let) // before web.Close: the held handler must end
+
+	base := web.URL + DefaultPrefix + "/"
+	if err := chromedp.Do(ctx, chromedp.Navigate(base)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(testTimeout):
+		t.Fatal("the page did not ask for the root")
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"#/tree?path=/config"),
+		waitText("#node-path", "/config"), waitText("#data", "eu-west-1")); err != nil {
+		t.Fatal(err)
+	}
+	let()
+	waitFor(t, "both answers", func() error {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`state.answered`))
+		if err != nil || n < 2 {
+			return fmt.Errorf("%d answered (%v)", n, err)
+		}
+		return nil
+	})
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#node-path").textContent`))
+	if err != nil || got != "/config" {
+		t.Errorf("node shown after the root's late answer: %q (%v), want /config", got, err)
 	}
 }

@@ -28,6 +28,8 @@ const state = {
   me: { tree: true },     // who is logged in: {user, digestId, csrf, tree}
   path: "/",              // the node shown
   node: null,             // its last answer
+  loads: 0,               // loadNode calls: the latest one's answer is shown
+  answered: 0,            // loadNode calls answered, shown or not
   view: "text",           // data view: text, json, hex
   tab: "tree",
 };
@@ -231,12 +233,21 @@ function renderActions() {
 
 async function loadNode(path) {
   state.path = path;
+  // Answers can come back out of order: only the latest load's is shown,
+  // or a slow answer for the node left behind would replace the one asked
+  // for since.
+  const seq = ++state.loads;
   try {
-    state.node = await call("GET", "node?path=" + encodeURIComponent(path));
+    const node = await call("GET", "node?path=" + encodeURIComponent(path));
+    if (seq !== state.loads) return;
+    state.node = node;
     renderNode();
   } catch (e) {
+    if (seq !== state.loads) return;
     report(e);
     if (e.status === 404 && path !== "/") location.hash = "#/tree?path=" + encodeURIComponent(parentOf(path));
+  } finally {
+    state.answered++;
   }
 }
 
