@@ -44,6 +44,11 @@ type conn struct {
 	// touched is the br.fills of the last read whose frames touched the
 	// session; 0 makes the next request touch it.
 	touched uint64
+	// queuedRead is the reader's: the last request was a read queued
+	// behind the connection's writes. Only then can the reads waiting
+	// behind them have reached the bound (waitReadsBehind): a read
+	// answered at once means none waits.
+	queuedRead bool
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -170,7 +175,7 @@ func (c *conn) finishReading(err error) {
 func (c *conn) readLoop() error {
 	for {
 		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
-		if ok {
+		if ok && c.queuedRead {
 			var w bool
 			ok, w = c.waitReadsBehind()
 			waited = waited || w
@@ -530,6 +535,7 @@ func (c *conn) dispatch(req *request) error {
 	// FIFO: after the session's earlier writes, and before its later
 	// ones are applied here (Core.writeDone answers it at the right point).
 	now, err := c.srv.core.read(req)
+	c.queuedRead = !now && err == nil
 	if now {
 		// Answered here, on the reader, and never registered: nothing
 		// else holds it, so the next request reuses it (a read answered
