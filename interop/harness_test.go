@@ -30,6 +30,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // Options are the server settings a test needs. Each distinct value gets its
@@ -382,7 +383,7 @@ func (e *env) connect(opts ...connectOpt) *client {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	log := &testLogger{t: e.t}
+	log := zktest.NewLogger(e.t, "zk: ")
 	ev := newEventLog()
 	zopts := optList(zk.WithLogger(log), zk.WithLogInfo(false), zk.WithEventCallback(ev.add))
 	if cfg.dialer != nil {
@@ -393,9 +394,8 @@ func (e *env) connect(opts ...connectOpt) *client {
 		e.t.Fatalf("%s: connect %s: %v", e.tg.Name, e.addr, err)
 	}
 	c := &client{Conn: conn, events: ev, name: e.tg.Name}
-	// Cleanups run last-registered first: close the connection, then
-	// silence its logger (its goroutines may log after Close returns).
-	e.t.Cleanup(log.stop)
+	// Cleanups run last-registered first: Close before the logger stops
+	// (its goroutines may log after Close returns).
 	e.t.Cleanup(conn.Close)
 	ev.waitState(e.t, e.tg.Name, zk.StateHasSession, 0, 30*time.Second)
 	return c
@@ -404,27 +404,6 @@ func (e *env) connect(opts ...connectOpt) *client {
 // optList makes a slice of go-zookeeper's connection options, whose type
 // the package does not export.
 func optList[O any](o ...O) []O { return o }
-
-// testLogger routes go-zookeeper's logging to t.Log until the test ends.
-type testLogger struct {
-	mu      sync.Mutex
-	t       *testing.T
-	stopped bool
-}
-
-func (l *testLogger) Printf(format string, a ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.stopped {
-		l.t.Logf("zk: "+format, a...)
-	}
-}
-
-func (l *testLogger) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stopped = true
-}
 
 // eventLog records events from go-zookeeper's event callback. The callback
 // runs on the client's receive goroutine, so the log's order is the wire

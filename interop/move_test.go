@@ -399,14 +399,13 @@ func (r *router) servers() []uint64 {
 // address in its list, and waits until it is established.
 func (e *zooEnsemble) goClient(t *testing.T, r *router, timeout time.Duration) *client {
 	t.Helper()
-	log := &testLogger{t: t}
+	log := zktest.NewLogger(t, "zk: ")
 	ev := newEventLog()
 	conn, _, err := zk.Connect(e.addrs(e.ids...), timeout, zk.WithDialer(r.goDial),
 		zk.WithLogger(log), zk.WithLogInfo(false), zk.WithEventCallback(ev.add))
 	if err != nil {
 		t.Fatalf("ensemble: connect: %v", err)
 	}
-	t.Cleanup(log.stop)
 	t.Cleanup(conn.Close)
 	ev.waitState(t, "zoo-ensemble", zk.StateHasSession, 0, 30*time.Second)
 	return &client{Conn: conn, events: ev, name: "zoo-ensemble"}

@@ -2,11 +2,12 @@ package server
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	gozk "github.com/go-zookeeper/zk"
+
+	"github.com/zoohq/zoo/internal/zktest"
 )
 
 // Ref: issue 17 (a loaded follower catches up without losing a client
@@ -189,11 +190,7 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 // session.
 func dialGoZK(t *testing.T, addr string) (*gozk.Conn, <-chan gozk.Event) {
 	t.Helper()
-	log := &gozkLogger{t: t}
-	// Cleanups run last first: the logger stops after Close, which does
-	// not wait for the client's goroutines, and t.Logf after the test
-	// has ended panics.
-	t.Cleanup(log.stop)
+	log := zktest.NewLogger(t, "gozk: ") // before Close's cleanup: it stops after
 	c, events, err := gozk.Connect([]string{addr}, 40*time.Second, gozk.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
@@ -210,27 +207,6 @@ func dialGoZK(t *testing.T, addr string) (*gozk.Conn, <-chan gozk.Event) {
 			t.Fatalf("no session with %s within 30s", addr)
 		}
 	}
-}
-
-// gozkLogger routes go-zookeeper's logging to t.Log until the test ends.
-type gozkLogger struct {
-	mu      sync.Mutex
-	t       *testing.T
-	stopped bool
-}
-
-func (l *gozkLogger) Printf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.stopped {
-		l.t.Logf("gozk: "+format, args...)
-	}
-}
-
-func (l *gozkLogger) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stopped = true
 }
 
 func mustOK(t *testing.T, err error) {
