@@ -164,13 +164,7 @@ func TestV1TornTail(t *testing.T) {
 			want.Markers = v1State().Markers // set by replay.finish, which replayPrefix skips
 			w, st := mustOpen(t, fs, v1Opts)
 			checkState(t, st, want)
-			next := want.LastIndex() + 1
-			mustSave(t, w, raftpb.HardState{}, mkEnts(next, next, 2))
-			w.Close()
-			want.Entries = append(want.Entries, mkEnts(next, next, 2)...)
-			w, st = mustOpen(t, fs.CrashClone(), v1Opts)
-			checkState(t, st, want)
-			w.Close()
+			goesOn(t, w, fs, v1Opts, want)
 		})
 	}
 }

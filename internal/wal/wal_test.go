@@ -54,6 +54,20 @@ func reopen(t *testing.T, fs vfs.FS, want State) {
 	checkState(t, st, want)
 }
 
+// goesOn checks that the WAL w, opened on fs with opts and recovered to
+// want, goes on: a new save lands after the recovered entries, and a
+// crash after it recovers them all. It closes w.
+func goesOn(t *testing.T, w *WAL, fs *vfs.MemFS, opts Options, want State) {
+	t.Helper()
+	next := want.LastIndex() + 1
+	mustSave(t, w, raftpb.HardState{}, mkEnts(next, next, 2))
+	w.Close()
+	want.Entries = append(want.Entries, mkEnts(next, next, 2)...)
+	w, st := mustOpen(t, fs.CrashClone(), opts)
+	defer w.Close()
+	checkState(t, st, want)
+}
+
 func checkState(t *testing.T, got *State, want State) {
 	t.Helper()
 	if len(got.Entries) == 0 {
@@ -401,12 +415,7 @@ func TestTornTailEveryOffset(t *testing.T) {
 				want := replayPrefix(t, r, n)
 				w, st := mustOpen(t, fs, testOpts)
 				checkState(t, st, want)
-				// The WAL goes on: a new save lands after the recovered entries.
-				next := want.LastIndex() + 1
-				mustSave(t, w, raftpb.HardState{}, mkEnts(next, next, 2))
-				w.Close()
-				want.Entries = append(want.Entries, mkEnts(next, next, 2)...)
-				reopen(t, fs.CrashClone(), want)
+				goesOn(t, w, fs, testOpts, want)
 				checkBroken(t, fs, name, data, cut, r, n)
 			})
 		}
