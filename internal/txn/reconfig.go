@@ -69,20 +69,17 @@ func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Reco
 		return nil, jute.BadVersion
 	}
 	next, err := member.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
-	beyond := errors.Is(err, member.ErrBeyondApache)
-	if err != nil && !beyond {
-		return nil, err
-	}
 	if err == nil {
-		if err := member.RequireQuorum(next, rc.Synced()); err != nil {
-			return nil, err
-		}
+		err = member.RequireQuorum(next, rc.Synced())
+	}
+	if err != nil && !errors.Is(err, member.ErrBeyondApache) {
+		return nil, err
 	}
 	if !acl.Check(info.ACL, jute.PermWrite, req.Auth) {
 		return nil, jute.NoAuth
 	}
-	if beyond {
-		return nil, err
+	if err != nil {
+		return nil, err // only Zoo refuses it: after the permission check
 	}
 	next.Version = 0
 	return &ReconfigTxn{Membership: next.String()}, nil
