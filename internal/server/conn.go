@@ -68,6 +68,7 @@ type conn struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	lingering atomic.Bool // the reader closes the socket after a lingering read
+	rest      restGate
 	st        connStats
 }
 
@@ -159,7 +160,9 @@ func (c *conn) serve() {
 	if err == nil {
 		err = c.readLoop()
 	}
-	c.finishReading(err)
+	if err != errRested {
+		c.finishReading(err)
+	}
 }
 
 // finishReading ends the connection after its reader stopped with err.
@@ -169,9 +172,8 @@ func (c *conn) finishReading(err error) {
 	c.ended(err)
 }
 
-// readLoop reads and handles requests until one ends the connection. It
-// is kept apart from serve's logging so that a reader parked on an idle
-// socket has a shallow stack.
+// readLoop reads and handles requests until one ends the connection, or
+// until the reader rests (errRested: a fresh goroutine reads on).
 func (c *conn) readLoop() error {
 	for {
 		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
@@ -185,6 +187,17 @@ func (c *conn) readLoop() error {
 		}
 		if waited {
 			c.touched = 0 // time passed since the frames buffered arrived
+		}
+		if c.br.buffered() == 0 {
+			rest, err := c.await()
+			if rest {
+				c.srv.rests.Add(1)
+				c.srv.goroutine(c.resume)
+				return errRested
+			}
+			if err != nil {
+				return err
+			}
 		}
 		frame, err := c.readFrame()
 		if err == nil {

@@ -179,9 +179,7 @@ func (cr *connReader) drop() {
 // next returns the next frame's body. A frame that is whole in the
 // buffer is returned in place, valid until the next read (the caller
 // decodes it before reading on, and decoded records never alias it);
-// any other is read into buf. Reading here rather than through
-// jute.ReadFrame keeps a reader parked on an idle socket under 1 KiB of
-// stack, so the collector shrinks its stack to 2 KiB (issue 17).
+// any other is read into buf.
 func (cr *connReader) next(buf []byte, limit int) (frame []byte, inPlace bool, err error) {
 	for cr.buffered() < 4 {
 		if cr.w == len(cr.buf) {

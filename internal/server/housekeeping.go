@@ -17,6 +17,8 @@ func (s *Server) housekeeping() {
 	defer expiry.Stop()
 	containers := time.NewTicker(s.cfg.ContainerCheck)
 	defer containers.Stop()
+	rest := time.NewTicker(s.cfg.RestAfter)
+	defer rest.Stop()
 	var release memRelease
 	// The forced collection takes seconds on a large tree: it runs on a
 	// goroutine of its own, so that session expiry never waits for it.
@@ -37,6 +39,8 @@ func (s *Server) housekeeping() {
 			}
 		case <-containers.C:
 			s.cleanContainers()
+		case <-rest.C:
+			s.nudgeIdle()
 		}
 	}
 }

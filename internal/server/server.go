@@ -76,6 +76,10 @@ type Config struct {
 	// idle sockets cannot hold maxClientCnxns' slots. Apache's is
 	// zookeeper.nio.sessionlessCnxnTimeout, 10 s by default.
 	HandshakeTimeout time.Duration
+	// RestAfter is how long a reader waits on a quiet socket before a
+	// fresh goroutine, with a smaller stack, waits in its place
+	// (rest.go); 0 is 1 s.
+	RestAfter time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
 	// SASL is the DIGEST-MD5 login of the JAAS Server section; nil means
@@ -204,6 +208,9 @@ func (c *Config) ensureDefaults() {
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 10 * time.Second
 	}
+	if c.RestAfter == 0 {
+		c.RestAfter = time.Second
+	}
 	if c.ContainerCheck == 0 {
 		c.ContainerCheck = time.Minute
 	}
@@ -241,6 +248,9 @@ type Server struct {
 	// its writes: at least one, at most what MaxOutbound holds of the
 	// largest replies (conn.waitReadsBehind).
 	maxReadsBehind int
+	// rests counts the readers that handed their connection to a fresh
+	// goroutine (rest.go).
+	rests atomic.Uint64
 
 	mu       sync.RWMutex
 	conns    map[uint64]*conn // by id, which is also the watcher id
