@@ -158,7 +158,7 @@ func (c *conn) serve() {
 	}
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
 	if err == nil {
-		err = c.readLoop()
+		err = c.readLoop(false)
 	}
 	if err != errRested {
 		c.finishReading(err)
@@ -173,8 +173,9 @@ func (c *conn) finishReading(err error) {
 }
 
 // readLoop reads and handles requests until one ends the connection, or
-// until the reader rests (errRested: a fresh goroutine reads on).
-func (c *conn) readLoop() error {
+// until the reader rests (errRested: a fresh goroutine reads on); with
+// handOver, as soon as the socket has nothing more (rest.go).
+func (c *conn) readLoop(handOver bool) error {
 	for {
 		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
 		if ok && c.queuedRead {
@@ -189,11 +190,12 @@ func (c *conn) readLoop() error {
 			c.touched = 0 // time passed since the frames buffered arrived
 		}
 		if c.br.buffered() == 0 {
+			if handOver {
+				return c.handOver()
+			}
 			rest, err := c.await()
 			if rest {
-				c.srv.rests.Add(1)
-				c.srv.goroutine(c.resume)
-				return errRested
+				return c.handOver()
 			}
 			if err != nil {
 				return err

@@ -20,13 +20,19 @@ import (
 // KB, against a target of 8). A fresh goroutine parked in the same read
 // fits in the minimum 2 KiB.
 //
-// So a reader that has waited on an empty socket through a whole rest
-// interval is nudged: the housekeeping goroutine sets a read deadline in
-// the past, which ends the read without consuming a byte, and the reader
-// hands the connection to a new goroutine that waits in its place and
-// then goes on as the reader. A busy connection is never nudged, and an
-// idle one costs a goroutine start and two deadline changes per interval
-// in which it woke.
+// So a reader that has waited on an empty socket, between frames,
+// through a whole scan interval is nudged: the housekeeping goroutine
+// sets a read deadline in the past, which ends the read without consuming
+// a byte, and the reader hands the connection to a new goroutine that
+// waits in its place (resume) and then goes on as the reader. A busy
+// connection is never nudged.
+//
+// An idle session still wakes for its pings (every third of its timeout,
+// a few seconds), and handling one grows the stack again. So a resumed
+// reader whose wait outlasted a scan interval is taken for an idle one:
+// once it has handled what woke it, it hands over again at once, without
+// waiting to be nudged. An idle session then costs one goroutine start
+// per ping, and stays at 2 KiB between pings.
 
 // errRested ends a reader goroutine that handed its connection to a
 // fresh one (conn.resume).
@@ -38,14 +44,16 @@ var aLongTimeAgo = time.Unix(1, 0)
 // Bits of restGate.state; the rest counts the reader's waits.
 const (
 	restWaiting = 1 << iota // the reader waits on an empty socket
-	restNudged              // and the housekeeper has ended its read
+	restResting             // in a rest (resume), where it is not nudged
+	restNudged              // and a scan found it waiting since the last
 	restWait                // one wait
 )
 
 // restGate is how a connection's reader and the housekeeper agree on a
 // nudge. The reader marks each wait on an empty socket (wait) and clears
-// the mark when the read returns (woke); the housekeeper nudges a reader
-// whose mark has not changed between two scans (idle, nudge).
+// the mark when the read returns (woke); the housekeeper marks a wait it
+// finds unchanged since its last scan (idle, nudge), and ends it with a
+// deadline unless it is a rest's.
 type restGate struct {
 	// mu is held while a nudge's deadline is set and while a nudged
 	// reader lifts it, so that it is never lifted before it is set.
@@ -55,23 +63,26 @@ type restGate struct {
 	seen uint64
 }
 
-// wait marks a new wait and returns the mark.
-func (g *restGate) wait() uint64 {
+// wait marks a new wait, a rest's if resting, and returns the mark.
+func (g *restGate) wait(resting bool) uint64 {
 	w := (g.state.Load() | (restWait - 1)) + 1 | restWaiting
+	if resting {
+		w |= restResting
+	}
 	g.state.Store(w)
 	return w
 }
 
-// woke ends the wait marked w. If the reader was nudged, it lifts the
-// deadline on nc and reports true.
-func (g *restGate) woke(w uint64, nc net.Conn) bool {
-	if g.state.Swap(w&^restWaiting)&restNudged == 0 {
-		return false
-	}
+// woke ends the wait marked w and reports whether a scan marked it.
+func (g *restGate) woke(w uint64) bool {
+	return g.state.Swap(w&^restWaiting)&restNudged != 0
+}
+
+// lift removes a nudge's deadline from nc.
+func (g *restGate) lift(nc net.Conn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	_ = nc.SetReadDeadline(time.Time{})
-	return true
 }
 
 // idle reports whether the reader has been in the same wait since the
@@ -83,11 +94,12 @@ func (g *restGate) idle() bool {
 	return idle
 }
 
-// nudge ends the wait idle saw, if the reader is still in it.
+// nudge marks the wait idle saw, if the reader is still in it, and ends
+// it unless it is a rest's.
 func (g *restGate) nudge(nc net.Conn) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.state.CompareAndSwap(g.seen, g.seen|restNudged) {
+	if g.state.CompareAndSwap(g.seen, g.seen|restNudged) && g.seen&restResting == 0 {
 		_ = nc.SetReadDeadline(aLongTimeAgo)
 	}
 }
@@ -96,21 +108,32 @@ func (g *restGate) nudge(nc net.Conn) {
 // the reader: on an empty socket, between frames. It reports rest when a
 // nudge ended the wait before anything came.
 func (c *conn) await() (rest bool, err error) {
-	w := c.rest.wait()
+	w := c.rest.wait(false)
 	err = c.br.fill()
-	if c.rest.woke(w, c.nc) && errors.Is(err, os.ErrDeadlineExceeded) {
-		return true, nil
+	if !c.rest.woke(w) {
+		return false, err
 	}
-	return false, err
+	c.rest.lift(c.nc)
+	return errors.Is(err, os.ErrDeadlineExceeded), err
 }
 
-// resume is the reader after a rest: a fresh goroutine, parked on the
+// handOver ends the reader goroutine: a fresh one rests in its place.
+func (c *conn) handOver() error {
+	c.srv.rests.Add(1)
+	c.srv.goroutine(c.resume)
+	return errRested
+}
+
+// resume is the reader in a rest: a fresh goroutine, parked on the
 // socket with a minimal stack until the client sends, that then goes on
-// reading as serve did.
+// reading as serve did. After a wait longer than a scan interval it hands
+// over again as soon as the socket is empty.
 func (c *conn) resume() {
+	w := c.rest.wait(true)
 	err := c.br.fill()
+	long := c.rest.woke(w)
 	if err == nil {
-		err = c.readLoop()
+		err = c.readLoop(long)
 	}
 	if err != errRested {
 		c.finishReading(err)

@@ -27,14 +27,14 @@ func (ts *testServer) restReaders(t *testing.T, want uint64) {
 	})
 }
 
-// waitingReaders counts the readers that wait on an empty socket and
-// have not rested.
+// waitingReaders counts the readers that wait on an empty socket
+// without resting.
 func (ts *testServer) waitingReaders() int {
 	ts.srv.mu.RLock()
 	defer ts.srv.mu.RUnlock()
 	n := 0
 	for _, c := range ts.srv.conns {
-		if c.rest.state.Load()&restWaiting != 0 {
+		if c.rest.state.Load()&(restWaiting|restResting) == restWaiting {
 			n++
 		}
 	}
@@ -102,5 +102,35 @@ func TestRestNeverSplitsAFrame(t *testing.T) {
 	c.writeRaw(frame[7:])
 	if r := c.readReply(); r.hdr.Err != jute.OK {
 		t.Fatalf("exists / answered %v", r.hdr.Err)
+	}
+}
+
+// An idle session wakes only for its pings: a reader that rested through
+// a scan interval hands over again as soon as it has answered one, so it
+// is back at a fresh goroutine's stack without waiting to be nudged.
+func TestRestedReaderHandsOverAfterAPing(t *testing.T) {
+	ts := restingServer(t)
+	c := newSession(t, ts.addr)
+	ts.restReaders(t, 1)
+	// Two scans: the first sees the rest's wait, the second marks it long.
+	ts.srv.nudgeIdle()
+	ts.srv.nudgeIdle()
+	c.mustCall(jute.OpPing, nil, nil, jute.OK)
+	waitFor(t, ioTimeout, func() error {
+		if n := ts.srv.rests.Load(); n != 2 {
+			return fmt.Errorf("%d rests, want 2: the reader did not hand over after the ping", n)
+		}
+		return nil
+	})
+	// A short rest is a busy client's: its reader waits in place.
+	c.mustCall(jute.OpPing, nil, nil, jute.OK)
+	waitFor(t, ioTimeout, func() error {
+		if n := ts.waitingReaders(); n != 1 {
+			return fmt.Errorf("%d readers wait in place, want 1", n)
+		}
+		return nil
+	})
+	if n := ts.srv.rests.Load(); n != 2 {
+		t.Fatalf("%d rests after a ping that came soon, want 2", n)
 	}
 }
