@@ -188,6 +188,45 @@ func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, pat
 // lookup returns the node at path, or 0.
 func (t *Tree) lookup(path string) nodeID { return t.inChain(t.index.heads[t.index.hash(path)], path) }
 
+// Ref names a node as a lookup found it (Info.Ref), so that a change of
+// the same path soon after can find the node again without the path
+// index: the leader preps a write (a lookup) and then applies it, and at
+// millions of znodes the index's hash and probe are cache and TLB misses
+// (issue 17). A Ref is only a hint. The write checks it exactly, by the
+// slot being live and its names up the parent chain spelling the path,
+// which is the check a lookup ends with anyway, and looks the path up if
+// it fails; so a Ref made stale by anything in between (the node deleted,
+// its slot reused, even another tree) costs a lookup, never a wrong node.
+// It is a slot number of this process: never write it to the log or send
+// it to another server. The zero Ref names no node.
+type Ref struct{ id nodeID }
+
+// found returns the node at path: ref's if ref still names it, else the
+// index's answer.
+func (t *Tree) found(ref Ref, path string) nodeID {
+	if id := t.checkRef(ref, path); id != 0 {
+		return id
+	}
+	return t.lookup(path)
+}
+
+// checkRef returns ref's slot if it holds the live node at path, else 0.
+// A free slot has no parent, like the root, so only the root's slot may
+// match without one.
+func (t *Tree) checkRef(ref Ref, path string) nodeID {
+	id := ref.id
+	if id == 0 || int(id>>chunkShift) >= len(t.nodes.chunks) {
+		return 0
+	}
+	if t.nodes.at(id).parent == 0 && id != rootID {
+		return 0
+	}
+	if !t.pathIs(id, path) {
+		return 0
+	}
+	return id
+}
+
 // inChain returns the node at path in the hash chain that starts at id,
 // or 0.
 func (t *Tree) inChain(id nodeID, path string) nodeID {

@@ -292,13 +292,17 @@ type Info struct {
 	NumChildren int32
 	ACL         []jute.ACL
 	Data        []byte
+	// Ref is the node, for a change of path to find it without a lookup
+	// (see Ref).
+	Ref Ref
 }
 
 // Lookup returns the persisted state of path and whether it exists.
 func (t *Tree) Lookup(path string) (Info, bool) {
-	n := t.get(path)
-	if n == nil {
+	id := t.lookup(path)
+	if id == 0 {
 		return Info{}, false
 	}
-	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: t.acls.get(n.acl).acl, Data: n.getData()}, true
+	n := t.nodes.at(id)
+	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: t.acls.get(n.acl).acl, Data: n.getData(), Ref: Ref{id}}, true
 }

@@ -19,15 +19,28 @@ import (
 // parent is missing, and jute.NodeExists if path exists; the tree is then
 // unchanged. The tree copies data and acl.
 func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64) (jute.Stat, error) {
+	return t.CreateNodeAt(Ref{}, path, data, acl, owner, parentCVersion, zxid, time)
+}
+
+// CreateNodeAt is CreateNode with parentRef, a Ref to the parent from an
+// earlier lookup, which saves looking the parent up if it still names it.
+func (t *Tree) CreateNodeAt(parentRef Ref, path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64) (jute.Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return jute.Stat{}, err
 	}
 	parentPath, name, _ := Split(path)
-	pid := t.lookup(parentPath)
+	pid := t.found(parentRef, parentPath)
 	if pid == 0 {
 		return jute.Stat{}, jute.NoNode
 	}
-	if path == Root || t.lookup(path) != 0 {
+	if path == Root {
+		return jute.Stat{}, jute.NodeExists
+	}
+	// One hash and one probe of the index both check that path is new
+	// and link the node: nothing below changes the index before.
+	h := t.index.hash(path)
+	head := t.index.heads[h]
+	if t.inChain(head, path) != 0 {
 		return jute.Stat{}, jute.NodeExists
 	}
 	parent := t.nodes.at(pid)
@@ -41,7 +54,7 @@ func (t *Tree) CreateNode(path string, data []byte, acl []jute.ACL, owner int64,
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	id := t.link(pid, name, path, data, t.acls.intern(acl), StatPersisted{
+	id := t.linkHashed(pid, name, path, h, head, data, t.acls.intern(acl), StatPersisted{
 		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
 		Ctime: time, Mtime: time,
 		EphemeralOwner: owner,
@@ -101,13 +114,29 @@ func (t *Tree) unindexKind(id nodeID, owner int64) {
 // It fails with jute.NoNode if path or its parent does not exist, and
 // jute.BadArguments for the root.
 func (t *Tree) DeleteNode(path string, zxid int64) error {
+	_, err := t.DeleteNodeAt(Ref{}, path, zxid)
+	return err
+}
+
+// DeleteNodeAt is DeleteNode with ref, a Ref to the node from an earlier
+// lookup: if it still names the node, neither the node nor its parent
+// (the node's parent) is looked up. It returns the deleted node's ACL,
+// which the tree no longer holds, for the NodeDeleted event; the slice is
+// shared: do not modify it.
+func (t *Tree) DeleteNodeAt(ref Ref, path string, zxid int64) ([]jute.ACL, error) {
 	parentPath, _, ok := Split(path)
 	if !ok || path == Root {
-		return jute.BadArguments
+		return nil, jute.BadArguments
 	}
-	pid := t.lookup(parentPath)
+	id := t.checkRef(ref, path)
+	var pid nodeID
+	if id != 0 {
+		pid = t.nodes.at(id).parent
+	} else {
+		pid = t.lookup(parentPath)
+	}
 	if pid == 0 {
-		return jute.NoNode
+		return nil, jute.NoNode
 	}
 	parent := t.nodes.at(pid)
 	t.touch(pid)
@@ -116,12 +145,15 @@ func (t *Tree) DeleteNode(path string, zxid int64) error {
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	id := t.lookup(path)
 	if id == 0 {
-		return jute.NoNode
+		id = t.lookup(path)
 	}
+	if id == 0 {
+		return nil, jute.NoNode
+	}
+	acl := t.acls.get(t.nodes.at(id).acl).acl
 	t.unlink(path, id)
-	return nil
+	return acl, nil
 }
 
 // unlink forgets the node id, at path, and all its descendants, keeping
@@ -152,7 +184,13 @@ func (t *Tree) unlink(path string, id nodeID) {
 // and returns the new stat (DataTree.setData). It fails with jute.NoNode.
 // The tree copies data.
 func (t *Tree) SetData(path string, data []byte, version int32, zxid, time int64) (jute.Stat, error) {
-	id := t.lookup(path)
+	return t.SetDataAt(Ref{}, path, data, version, zxid, time)
+}
+
+// SetDataAt is SetData with ref, a Ref to the node from an earlier lookup,
+// which saves looking path up if it still names the node.
+func (t *Tree) SetDataAt(ref Ref, path string, data []byte, version int32, zxid, time int64) (jute.Stat, error) {
+	id := t.found(ref, path)
 	if id == 0 {
 		return jute.Stat{}, jute.NoNode
 	}

@@ -95,7 +95,7 @@ func Apply(s *State, t *Txn, zxid int64) Result {
 	case OpRestore:
 		applyRestore(s, t, &r)
 	default:
-		o := applyOp(s.Tree, t.SessionID, t.Time, t.Type, t.Body, zxid, &r.Triggers)
+		o := applyOp(s.Tree, t.ref, t.SessionID, t.Time, t.Type, t.Body, zxid, &r.Triggers)
 		r.Err, r.Path, r.Stat = o.err, o.path, o.stat
 	}
 	return r
@@ -109,8 +109,8 @@ type opResult struct {
 }
 
 // applyOp applies one op (a whole txn, or an op of a multi), appending its
-// triggers.
-func applyOp(tr *tree.Tree, session, time int64, op jute.Op, body jute.Record, zxid int64, trig *[]Trigger) opResult {
+// triggers. ref is the txn's hint (Txn.ref).
+func applyOp(tr *tree.Tree, ref tree.Ref, session, time int64, op jute.Op, body jute.Record, zxid int64, trig *[]Trigger) opResult {
 	switch b := body.(type) {
 	case *CreateTxn:
 		if op != jute.OpCreate && op != jute.OpCreate2 {
@@ -120,12 +120,12 @@ func applyOp(tr *tree.Tree, session, time int64, op jute.Op, body jute.Record, z
 		if b.Ephemeral {
 			owner = session
 		}
-		return applyCreate(tr, b.Path, b.Data, b.ACL, owner, b.ParentCVersion, zxid, time, trig)
+		return applyCreate(tr, ref, b.Path, b.Data, b.ACL, owner, b.ParentCVersion, zxid, time, trig)
 	case *CreateContainerTxn:
 		if op != jute.OpCreateContainer {
 			break
 		}
-		return applyCreate(tr, b.Path, b.Data, b.ACL, tree.ContainerOwner, b.ParentCVersion, zxid, time, trig)
+		return applyCreate(tr, ref, b.Path, b.Data, b.ACL, tree.ContainerOwner, b.ParentCVersion, zxid, time, trig)
 	case *CreateTTLTxn:
 		if op != jute.OpCreateTTL {
 			break
@@ -135,17 +135,17 @@ func applyOp(tr *tree.Tree, session, time int64, op jute.Op, body jute.Record, z
 			// writes such a txn.
 			return opResult{err: jute.BadArguments, path: b.Path}
 		}
-		return applyCreate(tr, b.Path, b.Data, b.ACL, tree.TTLOwner(b.TTL), b.ParentCVersion, zxid, time, trig)
+		return applyCreate(tr, ref, b.Path, b.Data, b.ACL, tree.TTLOwner(b.TTL), b.ParentCVersion, zxid, time, trig)
 	case *DeleteTxn:
 		if op != jute.OpDelete && op != jute.OpDeleteContainer {
 			break
 		}
-		return applyDelete(tr, b.Path, zxid, trig)
+		return applyDelete(tr, ref, b.Path, zxid, trig)
 	case *SetDataTxn:
 		if op != jute.OpSetData {
 			break
 		}
-		return applySetData(tr, b, zxid, time, trig)
+		return applySetData(tr, ref, b, zxid, time, trig)
 	case *SetACLTxn:
 		if op != jute.OpSetACL {
 			break
@@ -172,8 +172,8 @@ func applyOp(tr *tree.Tree, session, time int64, op jute.Op, body jute.Record, z
 // txn's, as DataTree.processTxn does for creates that fail with NodeExists,
 // so the parent ends as the original run left it. (Apache does this for
 // OpCode.create only; Zoo for every kind, since the reason is the same.)
-func applyCreate(tr *tree.Tree, path string, data []byte, acl []jute.ACL, owner int64, parentCV int32, zxid, time int64, trig *[]Trigger) opResult {
-	st, err := tr.CreateNode(path, data, acl, owner, parentCV, zxid, time)
+func applyCreate(tr *tree.Tree, parentRef tree.Ref, path string, data []byte, acl []jute.ACL, owner int64, parentCV int32, zxid, time int64, trig *[]Trigger) opResult {
+	st, err := tr.CreateNodeAt(parentRef, path, data, acl, owner, parentCV, zxid, time)
 	if err != nil {
 		if c := code(err); c == jute.NodeExists {
 			if parent, _, ok := tree.Split(path); ok {
@@ -191,9 +191,9 @@ func applyCreate(tr *tree.Tree, path string, data []byte, acl []jute.ACL, owner 
 
 // applyDelete applies a delete; DataTree.deleteNode fires NodeDeleted on the
 // node (data and child watches) and NodeChildrenChanged on the parent.
-func applyDelete(tr *tree.Tree, path string, zxid int64, trig *[]Trigger) opResult {
-	acl, _, _ := tr.ACL(path)
-	if err := tr.DeleteNode(path, zxid); err != nil {
+func applyDelete(tr *tree.Tree, ref tree.Ref, path string, zxid int64, trig *[]Trigger) opResult {
+	acl, err := tr.DeleteNodeAt(ref, path, zxid)
+	if err != nil {
 		return opResult{err: code(err), path: path}
 	}
 	parent, _, _ := tree.Split(path)
@@ -203,8 +203,8 @@ func applyDelete(tr *tree.Tree, path string, zxid int64, trig *[]Trigger) opResu
 	return opResult{path: path}
 }
 
-func applySetData(tr *tree.Tree, b *SetDataTxn, zxid, time int64, trig *[]Trigger) opResult {
-	st, err := tr.SetData(b.Path, b.Data, b.Version, zxid, time)
+func applySetData(tr *tree.Tree, ref tree.Ref, b *SetDataTxn, zxid, time int64, trig *[]Trigger) opResult {
+	st, err := tr.SetDataAt(ref, b.Path, b.Data, b.Version, zxid, time)
 	if err != nil {
 		return opResult{err: code(err), path: b.Path}
 	}
@@ -242,7 +242,7 @@ func applyMulti(tr *tree.Tree, t *Txn, m *MultiTxn, zxid int64, r *Result) {
 		return
 	}
 	for _, op := range m.Ops {
-		o := applyOp(tr, t.SessionID, t.Time, op.Type, op.Body, zxid, &r.Triggers)
+		o := applyOp(tr, tree.Ref{}, t.SessionID, t.Time, op.Type, op.Body, zxid, &r.Triggers)
 		r.Multi = append(r.Multi, multiResult(op.Type, o))
 		if o.err != jute.OK && r.Err == jute.OK {
 			r.Err = o.err
@@ -313,11 +313,11 @@ func applySetOwner(s *State, t *Txn, r *Result) {
 func applyCloseSession(s *State, t *Txn, zxid int64, r *Result) {
 	if b, ok := t.Body.(*CloseSessionTxn); ok {
 		for _, p := range b.Paths {
-			applyDelete(s.Tree, p, zxid, &r.Triggers)
+			applyDelete(s.Tree, tree.Ref{}, p, zxid, &r.Triggers)
 		}
 	}
 	for _, p := range s.Tree.Ephemerals(t.SessionID) {
-		applyDelete(s.Tree, p, zxid, &r.Triggers)
+		applyDelete(s.Tree, tree.Ref{}, p, zxid, &r.Triggers)
 	}
 	delete(s.Sessions, t.SessionID)
 	r.Session = t.SessionID

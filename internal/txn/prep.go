@@ -68,6 +68,10 @@ type Prepper struct {
 	// During a multi: how to undo its changes if an op fails.
 	inMulti bool
 	undo    []undoEntry
+
+	// found is what the op being prepped found in the tree for Apply to
+	// reuse (Txn.ref).
+	found tree.Ref
 }
 
 // change is Apache's ChangeRecord: the future state of one node. Prep
@@ -81,6 +85,7 @@ type change struct {
 	children int32
 	acl      []jute.ACL
 	data     []byte
+	ref      tree.Ref // the node in the tree when the change was first read from it
 }
 
 type sessionChange struct {
@@ -115,6 +120,7 @@ func NewPrepper(s *State, cfg PrepConfig) *Prepper {
 func (p *Prepper) Prep(req Request) *Txn {
 	p.seq++
 	t := &Txn{SessionID: req.SessionID, Cxid: req.Cxid, Time: req.Time, Type: req.Op, seq: p.seq}
+	p.found = tree.Ref{}
 	var err error
 	switch {
 	case p.moved(&req):
@@ -126,6 +132,7 @@ func (p *Prepper) Prep(req Request) *Txn {
 		t.Body, err = p.prepMulti(&req)
 	default:
 		t.Body, err = p.prepOp(&req, req.Op, req.Record)
+		t.ref = p.found
 	}
 	if err != nil {
 		t.Type, t.Body = jute.OpError, &ErrorTxn{Err: code(err)}
@@ -280,7 +287,7 @@ func (p *Prepper) record(path string) (change, bool) {
 	if !ok {
 		return change{}, false
 	}
-	return change{path: path, stat: info.Stat, children: info.NumChildren, acl: info.ACL, data: info.Data}, true
+	return change{path: path, stat: info.Stat, children: info.NumChildren, acl: info.ACL, data: info.Data, ref: info.Ref}, true
 }
 
 // mustRecord is record failing with NoNode.

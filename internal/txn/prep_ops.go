@@ -104,6 +104,7 @@ func (p *Prepper) prepCreate(req *Request, op jute.Op, path string, data []byte,
 	}
 	newCversion := parent.stat.Cversion + 1
 	body, owner := createBody(op, m, path, data, fixed, newCversion, ttl, req.SessionID)
+	p.found = parent.ref
 	parent.stat.Cversion = newCversion
 	parent.children++
 	p.add(parent)
@@ -155,6 +156,7 @@ func (p *Prepper) prepDelete(req *Request, path string, version int32) (jute.Rec
 		return nil, jute.NotEmpty
 	}
 	p.addDelete(parent, path)
+	p.found = node.ref
 	return &DeleteTxn{Path: path}, nil
 }
 
@@ -189,6 +191,7 @@ func (p *Prepper) prepDeleteContainer(path string) (jute.Record, error) {
 		return nil, err
 	}
 	p.addDelete(parent, path)
+	p.found = node.ref
 	return &DeleteTxn{Path: path}, nil
 }
 
@@ -216,6 +219,7 @@ func (p *Prepper) prepSetData(req *Request, path string, data []byte, version in
 	}
 	node.stat.Version, node.stat.Mtime, node.data = next, req.Time, data
 	p.add(node)
+	p.found = node.ref
 	return &SetDataTxn{Path: path, Data: data, Version: next}, nil
 }
 

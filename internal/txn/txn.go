@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
 )
 
 // FormatVersion is the first byte of an encoded Txn. A change to the
@@ -33,6 +34,12 @@ type Txn struct {
 	Body      jute.Record // the *...Txn type that Type calls for
 
 	seq uint64 // the Prepper's number for this txn; 0 if decoded
+	// ref is the node prep found in the tree for Apply to reuse (see
+	// tree.Ref): the node a setData or delete changes, the parent of a
+	// create's node. It is a hint of this process, never encoded: a
+	// decoded txn, as a follower applies it, has none and Apply looks
+	// the path up. A multi's ops have none.
+	ref tree.Ref
 }
 
 // Marshal encodes t in the log format described in the package doc.
