@@ -19,9 +19,44 @@ func (t *Tree) ApacheDigest() int64 { return t.apacheDigest }
 // nodes are updated outside txns there, so they are left out of the digest.
 const digestSkipped = "/zookeeper/"
 
-// nodeApacheDigest is DigestCalculator.calculateDigest for one node.
-func nodeApacheDigest(path string, n *node) int64 {
-	return NodeApacheDigest(path, n.getData(), &n.stat)
+// nodeApacheDigest is DigestCalculator.calculateDigest for one node. It
+// is NodeApacheDigest without its two allocations (crc32.Update makes
+// the path's bytes and the stat's escape): a write digests two or three
+// nodes twice each, and at 3M znodes every byte allocated per write costs
+// the collector (issue 17). It hashes from t.digestBuf, so only the
+// writer may call it.
+func (t *Tree) nodeApacheDigest(path string, n *node) int64 {
+	if strings.HasPrefix(path, digestSkipped) {
+		return 0
+	}
+	if path == Root {
+		path = ""
+	}
+	b := append(t.digestBuf[:0], path...)
+	b = append(b, make([]byte, statDigestLen)...)
+	putStatDigest(b[len(path):], &n.stat)
+	t.digestBuf = b
+	crc := crc32.Update(0, crc32.IEEETable, b[:len(path)])
+	crc = crc32.Update(crc, crc32.IEEETable, n.getData())
+	crc = crc32.Update(crc, crc32.IEEETable, b[len(path):])
+	return int64(crc)
+}
+
+// statDigestLen is the length of the stat's part of a node's digest.
+const statDigestLen = 60
+
+// putStatDigest writes the stat's part of a node's digest to b.
+func putStatDigest(b []byte, s *StatPersisted) {
+	_ = b[statDigestLen-1]
+	binary.BigEndian.PutUint64(b[0:], uint64(s.Czxid))
+	binary.BigEndian.PutUint64(b[8:], uint64(s.Mzxid))
+	binary.BigEndian.PutUint64(b[16:], uint64(s.Pzxid))
+	binary.BigEndian.PutUint64(b[24:], uint64(s.Ctime))
+	binary.BigEndian.PutUint64(b[32:], uint64(s.Mtime))
+	binary.BigEndian.PutUint32(b[40:], uint32(s.Version))
+	binary.BigEndian.PutUint32(b[44:], uint32(s.Cversion))
+	binary.BigEndian.PutUint32(b[48:], uint32(s.Aversion))
+	binary.BigEndian.PutUint64(b[52:], uint64(s.EphemeralOwner))
 }
 
 // NodeApacheDigest is Apache's digest of one node (DigestCalculator,
@@ -35,16 +70,8 @@ func NodeApacheDigest(path string, data []byte, s *StatPersisted) int64 {
 	if path == Root {
 		path = ""
 	}
-	var b [60]byte
-	binary.BigEndian.PutUint64(b[0:], uint64(s.Czxid))
-	binary.BigEndian.PutUint64(b[8:], uint64(s.Mzxid))
-	binary.BigEndian.PutUint64(b[16:], uint64(s.Pzxid))
-	binary.BigEndian.PutUint64(b[24:], uint64(s.Ctime))
-	binary.BigEndian.PutUint64(b[32:], uint64(s.Mtime))
-	binary.BigEndian.PutUint32(b[40:], uint32(s.Version))
-	binary.BigEndian.PutUint32(b[44:], uint32(s.Cversion))
-	binary.BigEndian.PutUint32(b[48:], uint32(s.Aversion))
-	binary.BigEndian.PutUint64(b[52:], uint64(s.EphemeralOwner))
+	var b [statDigestLen]byte
+	putStatDigest(b[:], s)
 	crc := crc32.Update(0, crc32.IEEETable, []byte(path))
 	crc = crc32.Update(crc, crc32.IEEETable, data)
 	crc = crc32.Update(crc, crc32.IEEETable, b[:])
@@ -54,14 +81,15 @@ func NodeApacheDigest(path string, data []byte, s *StatPersisted) int64 {
 // undigest takes n out of the running digest before it changes; redigest
 // puts it back after. Every change to a node's path, data or persisted
 // stat is bracketed by the two.
-func (t *Tree) undigest(path string, n *node) { t.apacheDigest -= nodeApacheDigest(path, n) }
-func (t *Tree) redigest(path string, n *node) { t.apacheDigest += nodeApacheDigest(path, n) }
+func (t *Tree) undigest(path string, n *node) { t.apacheDigest -= t.nodeApacheDigest(path, n) }
+func (t *Tree) redigest(path string, n *node) { t.apacheDigest += t.nodeApacheDigest(path, n) }
 
 // recomputeApacheDigest walks the whole tree; tests compare it with the
 // running digest.
 func (t *Tree) recomputeApacheDigest() int64 {
 	var sum int64
-	t.each(func(path string, _ nodeID, n *node) { sum += nodeApacheDigest(path, n) })
+	// Not t.nodeApacheDigest: a check may run beside readers.
+	t.each(func(path string, _ nodeID, n *node) { sum += NodeApacheDigest(path, n.getData(), &n.stat) })
 	return sum
 }
 

@@ -29,6 +29,7 @@ type Tree struct {
 	dataSize   int64               // sum of len(path)+len(data)
 	// apacheDigest is the running sum of nodeApacheDigest (ApacheDigest).
 	apacheDigest int64
+	digestBuf    []byte // nodeApacheDigest's scratch: a path and a stat
 	// gen counts Freeze calls; frozen lists the views that may still be
 	// walked (see Frozen).
 	gen    uint32
