@@ -157,7 +157,7 @@ func (r *Replica) prepAll() {
 			p.req.Server = origin // for the session owner check
 		}
 		t := r.cfg.Prep.Prep(p.req)
-		data := t.AppendMarshal(newEnvelope(origin, seq, txnSize(p.req.Record)))
+		data := r.entryData(origin, seq, t)
 		propose := r.rn.Propose
 		if t.Type == jute.OpReconfig {
 			propose = func(data []byte) error { return r.proposeReconfig(t, data) }
@@ -706,21 +706,23 @@ func (r *Replica) dropAll() {
 	r.cfg.Prep.Reset()
 }
 
-// txnSize guesses the encoded size of the txn prepped from rec: its
-// header and path, plus the data it carries, so that encoding it takes
-// one allocation.
-func txnSize(rec jute.Record) int {
-	const base = 128
-	switch r := rec.(type) {
-	case *jute.SetDataRequest:
-		return base + len(r.Path) + len(r.Data)
-	case *jute.CreateRequest:
-		return base + len(r.Path) + len(r.Data)
-	case *jute.CreateTTLRequest:
-		return base + len(r.Path) + len(r.Data)
+// entryData returns the log entry's data for t: the envelope and the
+// encoded txn, in an allocation of its exact size. Raft keeps the entry
+// until the log is compacted, and every byte allocated per write costs
+// the collector (issue 17), so the txn is encoded to a scratch buffer and
+// copied rather than into an allocation sized by a guess with slack (128
+// bytes more than the path and data, which was up to half the entry).
+func (r *Replica) entryData(origin, seq uint64, t *txn.Txn) []byte {
+	r.encodeBuf = t.AppendMarshal(r.encodeBuf[:0])
+	data := append(newEnvelope(origin, seq, len(r.encodeBuf)), r.encodeBuf...)
+	if cap(r.encodeBuf) > maxEncodeBuf {
+		r.encodeBuf = nil // a large txn's buffer is not kept
 	}
-	return base
+	return data
 }
+
+// maxEncodeBuf is the largest scratch buffer entryData keeps.
+const maxEncodeBuf = 64 << 10
 
 // step hands m to raft. Raft panics when a leader's heartbeat asks it to
 // commit past the end of its log, which means this member lost entries it

@@ -67,15 +67,18 @@ func runPrepApplyScale(b *testing.B, h *harness, reqs func(i int) []Request) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	zxid := h.zxid
+	var scratch []byte
 	b.ResetTimer()
 	cpu0 := scaleCPUTime(b)
 	for i := range b.N {
 		for _, req := range reqs(i) {
 			req.Time = int64(i)
 			t := h.p.Prep(req)
-			// As the replica proposes it: a new buffer with room for the
-			// envelope, kept by the log.
-			data := t.AppendMarshal(make([]byte, 16, 16+128+100+len("/scale-0/node-0000000")))
+			// As the replica proposes it (Replica.entryData): encoded to
+			// a scratch buffer, copied after a 16-byte envelope into a
+			// buffer of its size, which the log keeps.
+			scratch = t.AppendMarshal(scratch[:0])
+			data := append(make([]byte, 16, 16+len(scratch)), scratch...)
 			zxid++
 			if r := Apply(h.st, t, zxid); r.Err != jute.OK {
 				b.Fatal(r.Err)
