@@ -119,8 +119,8 @@ func (t *Tree) DeleteNode(path string, zxid int64) error {
 }
 
 // DeleteNodeAt is DeleteNode with ref, a Ref to the node from an earlier
-// lookup: if it still names the node, neither the node nor its parent
-// (the node's parent) is looked up. It returns the deleted node's ACL,
+// lookup: if it still names the node, the parent is the node's, and
+// neither is looked up. It returns the deleted node's ACL,
 // which the tree no longer holds, for the NodeDeleted event; the slice is
 // shared: do not modify it.
 func (t *Tree) DeleteNodeAt(ref Ref, path string, zxid int64) ([]jute.ACL, error) {
