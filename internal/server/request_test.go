@@ -120,6 +120,14 @@ func TestLeaderLossCompletesRequests(t *testing.T) {
 	ms := startMembers(t, 3, 0, "")
 	lead := leaderOf(t, ms)
 	follower := ms[followerOf(ms, lead)]
+	// A member that has not heard from the new leader yet refuses
+	// sessions: wait until it follows.
+	waitFor(t, 20*time.Second, func() error {
+		if m := modeOf(follower.addr); m != "follower" {
+			return fmt.Errorf("member says %q, want follower", m)
+		}
+		return nil
+	})
 	setup := newSession(t, follower.addr)
 	root := testRoot(t, setup)
 	var clients []*rawClient
