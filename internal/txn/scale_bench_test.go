@@ -1,64 +1,28 @@
 package txn
 
 import (
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree/treescale"
 )
 
-// The scale benchmarks are internal/tree's (scale_bench_test.go) one
-// level up: what the leader does per write, prep, the txn's encoding for
-// the log and apply, with ZOO_TREE_ZNODES (default 10,000) 100-byte
-// znodes in the tree, 1,000 per parent as scale.sh loads them:
+// The scale benchmarks are internal/tree's one level up: what the leader
+// does per write, prep, the txn's encoding for the log and apply, with
+// ZOO_TREE_ZNODES znodes in the tree; they report the same metrics
+// (package treescale):
 //
 //	ZOO_TREE_ZNODES=3000000 go test ./internal/txn/ -run X -bench PrepApplyScale -benchtime 200000x
-//
-// They report the same metrics: cpu-ns/op (getrusage), heap-B/znode,
-// gc-cpu-ms (one full collection of the heap) and gc-ns/op, the
-// collector's CPU per op that implies at GOGC=100 (B/op / heap ×
-// gc-cpu-ms); at the server's GOGC of about 25 it is four times that.
 func scaleState(b *testing.B) (*harness, []string) {
 	b.Helper()
-	n := 10000
-	if s := os.Getenv("ZOO_TREE_ZNODES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("ZOO_TREE_ZNODES=%q: %v", s, err)
-		}
-		n = v
-	}
 	h := newHarness(b, PrepConfig{})
-	tr := h.st.Tree
-	paths := make([]string, 0, n)
-	for i := 0; len(paths) < n; i++ {
-		dir := "/scale-" + strconv.Itoa(i/1000)
-		if i%1000 == 0 {
-			if _, err := tr.CreateNode(dir, nil, open, 0, -1, int64(i+1), 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-		p := dir + "/node-" + strconv.Itoa(i)
-		if _, err := tr.CreateNode(p, make([]byte, 100), open, 0, -1, int64(i+1), 1); err != nil {
-			b.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
+	n := treescale.Znodes(b)
+	paths := treescale.Fill(b, h.st.Tree, n)
 	h.zxid = int64(n) + 10
 	return h, paths
-}
-
-func scaleCPUTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runPrepApplyScale runs reqs(i) through prep, encoding and apply. With
@@ -70,7 +34,6 @@ func scaleCPUTime(b *testing.B) time.Duration {
 // longer finds the node in the L1/L2 cache, though still more often than
 // the server, whose log writes, network and other goroutines run between.
 func runPrepApplyScale(b *testing.B, h *harness, depth int, reqs func(i int) []Request) {
-	b.ReportAllocs()
 	zxid := h.zxid
 	var scratch []byte
 	var batch []*Txn
@@ -100,33 +63,7 @@ func runPrepApplyScale(b *testing.B, h *harness, depth int, reqs func(i int) []R
 			}
 		}
 	}
-	// Warm up with as many ops, untimed, then collect: the timed loop
-	// then allocates into the memory they freed, as a server in steady
-	// state does, rather than growing the heap into fresh pages (page
-	// faults), whose cost depends on how full the building left the
-	// heap's spans. The collection also takes the building's garbage,
-	// whose cycle would otherwise be counted.
-	run(b.N, 2*b.N)
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	b.ResetTimer()
-	cpu0 := scaleCPUTime(b)
-	run(0, b.N)
-	cpu := scaleCPUTime(b) - cpu0
-	b.StopTimer()
-	runtime.ReadMemStats(&m1)
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-	bytesPerOp := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(b.N)
-	runtime.GC()
-	gc0 := scaleCPUTime(b)
-	runtime.GC()
-	gc := (scaleCPUTime(b) - gc0).Seconds()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapAlloc)/float64(h.st.Tree.NodeCount()), "heap-B/znode")
-	b.ReportMetric(gc*1000, "gc-cpu-ms")
-	b.ReportMetric(bytesPerOp/float64(ms.HeapAlloc)*gc*1e9, "gc-ns/op")
+	treescale.Run(b, h.st.Tree, true, run)
 	runtime.KeepAlive(h)
 }
 
