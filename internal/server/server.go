@@ -76,9 +76,10 @@ type Config struct {
 	// idle sockets cannot hold maxClientCnxns' slots. Apache's is
 	// zookeeper.nio.sessionlessCnxnTimeout, 10 s by default.
 	HandshakeTimeout time.Duration
-	// RestAfter is how long a reader waits on a quiet socket before a
-	// fresh goroutine, with a smaller stack, waits in its place
-	// (rest.go); 0 is 1 s.
+	// RestAfter is the interval of the scans that rest idle readers: a
+	// reader that waited on a quiet socket through a whole interval (one
+	// to two of them) hands its connection to a fresh goroutine with a
+	// smaller stack (rest.go); 0 is 1 s.
 	RestAfter time.Duration
 	// SuperDigest is "super:<digest>" for DigestAuthenticationProvider.
 	SuperDigest string
