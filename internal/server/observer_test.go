@@ -97,6 +97,18 @@ func modeOf(addr string) string {
 	return mode
 }
 
+// waitFollowing waits until the server at addr says it follows: it knows
+// its leader and serves clients.
+func waitFollowing(t *testing.T, addr string, within time.Duration) {
+	t.Helper()
+	waitFor(t, within, func() error {
+		if m := modeOf(addr); m != "follower" {
+			return fmt.Errorf("server %s says %q, want follower", addr, m)
+		}
+		return nil
+	})
+}
+
 // Ref: issue "The ensemble": observers serve clients and forward writes but
 // never vote; srvr names the role; /zookeeper/config holds the membership
 // in Apache's text form on every member (as Apache 3.8 shows it for a

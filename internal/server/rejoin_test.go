@@ -167,12 +167,7 @@ func TestReconfigRestartedMemberCatchesUpWithAnUnknownLeader(t *testing.T) {
 // path there after a sync: the server caught up with its leader.
 func followerHas(t *testing.T, ctx context.Context, addr, path string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, func() error {
-		if m := modeOf(addr); m != "follower" {
-			return fmt.Errorf("server %s says %q", addr, m)
-		}
-		return nil
-	})
+	waitFollowing(t, addr, 30*time.Second)
 	c, err := zk.Connect(ctx, addr, zk.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -122,12 +122,7 @@ func TestLeaderLossCompletesRequests(t *testing.T) {
 	follower := ms[followerOf(ms, lead)]
 	// A member that has not heard from the new leader yet refuses
 	// sessions: wait until it follows.
-	waitFor(t, 20*time.Second, func() error {
-		if m := modeOf(follower.addr); m != "follower" {
-			return fmt.Errorf("member says %q, want follower", m)
-		}
-		return nil
-	})
+	waitFollowing(t, follower.addr, 20*time.Second)
 	setup := newSession(t, follower.addr)
 	root := testRoot(t, setup)
 	var clients []*rawClient
