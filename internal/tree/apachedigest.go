@@ -20,26 +20,41 @@ func (t *Tree) ApacheDigest() int64 { return t.apacheDigest }
 const digestSkipped = "/zookeeper/"
 
 // nodeApacheDigest is DigestCalculator.calculateDigest for one node. It
-// is NodeApacheDigest without its two allocations (crc32.Update makes
-// the path's bytes and the stat's escape): a write digests two or three
-// nodes twice each, and at 3M znodes every byte allocated per write costs
-// the collector (issue 17). It hashes from t.digestBuf, so only the
-// writer may call it.
+// hashes in t.digestBuf, so a write's digests (two or three nodes, twice
+// each) allocate nothing: at 3M znodes every byte allocated per write
+// costs the collector (issue 17). Only the writer may call it.
 func (t *Tree) nodeApacheDigest(path string, n *node) int64 {
+	d, buf := apacheDigest(t.digestBuf, path, n.getData(), &n.stat)
+	t.digestBuf = buf
+	return d
+}
+
+// NodeApacheDigest is Apache's digest of one node (DigestCalculator,
+// version 2): the CRC32 of its path ("" for the root), its data and 60
+// bytes of its persisted stat; 0 under /zookeeper/. The readers of
+// Apache's files (internal/apache) check imported trees with it.
+func NodeApacheDigest(path string, data []byte, s *StatPersisted) int64 {
+	d, _ := apacheDigest(nil, path, data, s)
+	return d
+}
+
+// apacheDigest is NodeApacheDigest with buf as scratch for the path's and
+// the stat's bytes (crc32.Update makes whatever it hashes escape); it
+// returns buf as grown, for the next call.
+func apacheDigest(buf []byte, path string, data []byte, s *StatPersisted) (int64, []byte) {
 	if strings.HasPrefix(path, digestSkipped) {
-		return 0
+		return 0, buf
 	}
 	if path == Root {
 		path = ""
 	}
-	b := append(t.digestBuf[:0], path...)
+	b := append(buf[:0], path...)
 	b = append(b, make([]byte, statDigestLen)...)
-	putStatDigest(b[len(path):], &n.stat)
-	t.digestBuf = b
+	putStatDigest(b[len(path):], s)
 	crc := crc32.Update(0, crc32.IEEETable, b[:len(path)])
-	crc = crc32.Update(crc, crc32.IEEETable, n.getData())
+	crc = crc32.Update(crc, crc32.IEEETable, data)
 	crc = crc32.Update(crc, crc32.IEEETable, b[len(path):])
-	return int64(crc)
+	return int64(crc), b
 }
 
 // statDigestLen is the length of the stat's part of a node's digest.
@@ -57,25 +72,6 @@ func putStatDigest(b []byte, s *StatPersisted) {
 	binary.BigEndian.PutUint32(b[44:], uint32(s.Cversion))
 	binary.BigEndian.PutUint32(b[48:], uint32(s.Aversion))
 	binary.BigEndian.PutUint64(b[52:], uint64(s.EphemeralOwner))
-}
-
-// NodeApacheDigest is Apache's digest of one node (DigestCalculator,
-// version 2): the CRC32 of its path ("" for the root), its data and 60
-// bytes of its persisted stat; 0 under /zookeeper/. The readers of
-// Apache's files (internal/apache) check imported trees with it.
-func NodeApacheDigest(path string, data []byte, s *StatPersisted) int64 {
-	if strings.HasPrefix(path, digestSkipped) {
-		return 0
-	}
-	if path == Root {
-		path = ""
-	}
-	var b [statDigestLen]byte
-	putStatDigest(b[:], s)
-	crc := crc32.Update(0, crc32.IEEETable, []byte(path))
-	crc = crc32.Update(crc, crc32.IEEETable, data)
-	crc = crc32.Update(crc, crc32.IEEETable, b[:])
-	return int64(crc)
 }
 
 // undigest takes n out of the running digest before it changes; redigest
