@@ -49,7 +49,13 @@ func mustSave(t testing.TB, w *WAL, hs raftpb.HardState, ents []raftpb.Entry) {
 // reopen opens the log, checks its state and closes it.
 func reopen(t *testing.T, fs vfs.FS, want State) {
 	t.Helper()
-	w, st := mustOpen(t, fs, testOpts)
+	reopenWith(t, fs, testOpts, want)
+}
+
+// reopenWith is reopen with opts.
+func reopenWith(t *testing.T, fs vfs.FS, opts Options, want State) {
+	t.Helper()
+	w, st := mustOpen(t, fs, opts)
 	defer w.Close()
 	checkState(t, st, want)
 }
@@ -63,9 +69,7 @@ func goesOn(t *testing.T, w *WAL, fs *vfs.MemFS, opts Options, want State) {
 	mustSave(t, w, raftpb.HardState{}, mkEnts(next, next, 2))
 	w.Close()
 	want.Entries = append(want.Entries, mkEnts(next, next, 2)...)
-	w, st := mustOpen(t, fs.CrashClone(), opts)
-	defer w.Close()
-	checkState(t, st, want)
+	reopenWith(t, fs.CrashClone(), opts, want)
 }
 
 func checkState(t *testing.T, got *State, want State) {
