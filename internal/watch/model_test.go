@@ -191,38 +191,79 @@ func TestAgainstModel(t *testing.T) {
 	}
 }
 
-// checkIndexes verifies the registry's redundant indexes agree.
+// checkIndexes verifies the registry's redundant indexes and counts agree.
 func checkIndexes(t *testing.T, r *Registry) {
 	t.Helper()
 	pairs, rec := 0, 0
-	for path, pw := range r.paths {
-		if pw.all.len() == 0 {
-			t.Fatalf("empty entry for %s kept", path)
+	var sum [len(tableMasks)]Summary
+	watcherIn := map[Watcher][len(tableMasks)]uint32{}
+	r.paths.each(func(id pathID, pr *pathRec) {
+		path := r.paths.path(id)
+		if got := r.paths.find(path); got != id {
+			t.Fatalf("find(%s) = %d, record %d", path, got, id)
 		}
-		pw.all.each(func(w Watcher, b regs) {
+		var in [len(tableMasks)]uint32
+		pr.all.each(func(w Watcher, b regs) {
 			pairs++
 			if b == 0 {
 				t.Fatalf("zero registrations kept for %d on %s", w, path)
 			}
-			if ps := r.watchers[w]; ps == nil {
+			if wp := r.watchers[w]; wp == nil {
 				t.Fatalf("watcher %d missing from watchers index", w)
-			} else if _, ok := ps.get(path); !ok {
+			} else if _, ok := wp.ids.get(id); !ok {
 				t.Fatalf("path %s missing from watcher %d's index", path, w)
 			}
-			_, inRec := pw.rec[w]
+			_, inRec := pr.rec[w]
 			if inRec != (b&recursiveRegs != 0) {
 				t.Fatalf("rec index wrong for %d on %s", w, path)
 			}
 			if inRec {
 				rec++
 			}
+			wi := watcherIn[w]
+			for i, m := range tableMasks {
+				if b&m != 0 {
+					in[i]++
+					wi[i]++
+					sum[i].Watches++
+				}
+			}
+			watcherIn[w] = wi
 		})
-	}
+		if in != pr.in {
+			t.Fatalf("%s: counts by table %v, kept %v", path, in, pr.in)
+		}
+		for i := range in {
+			if in[i] > 0 {
+				sum[i].Paths++
+			}
+		}
+	})
 	n := 0
-	for _, ps := range r.watchers {
-		n += ps.len()
+	for w, wp := range r.watchers {
+		n += wp.ids.len()
+		if watcherIn[w] != wp.in {
+			t.Fatalf("watcher %d: counts by table %v, kept %v", w, watcherIn[w], wp.in)
+		}
+		for i, c := range wp.in {
+			if c > 0 {
+				sum[i].Watchers++
+			}
+		}
 	}
 	if n != pairs || rec != r.recursive {
 		t.Fatalf("indexes disagree: %d pairs by path, %d by watcher; %d recursive counted, %d kept", pairs, n, rec, r.recursive)
+	}
+	if sum != r.sum {
+		t.Fatalf("summaries %v, kept %v", sum, r.sum)
+	}
+	inIndex := 0
+	for _, id := range r.paths.index {
+		if id != 0 {
+			inIndex++
+		}
+	}
+	if inIndex != r.paths.live {
+		t.Fatalf("index holds %d paths, %d live", inIndex, r.paths.live)
 	}
 }

@@ -56,16 +56,15 @@ func (r *Registry) takeOnce() []onceWatches {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []onceWatches
-	for w, ps := range r.watchers {
+	for w, wp := range r.watchers {
 		t := onceWatches{w: w}
-		ps.each(func(path string, _ struct{}) {
-			pw := r.paths[path]
-			old, _ := pw.all.get(w)
+		wp.ids.each(func(id pathID, _ struct{}) {
+			old, _ := r.paths.rec(id).all.get(w)
 			if old&dataOnce != 0 {
-				t.data = append(t.data, path)
+				t.data = append(t.data, r.paths.path(id))
 			}
 			if old&childOnce != 0 {
-				t.child = append(t.child, path)
+				t.child = append(t.child, r.paths.path(id))
 			}
 		})
 		if len(t.data)+len(t.child) > 0 {
@@ -83,16 +82,17 @@ func (r *Registry) takeOnce() []onceWatches {
 		slices.Sort(t.data)
 		slices.Sort(t.child)
 	}
+	r.compact()
 	slices.SortFunc(out, func(a, b onceWatches) int { return cmp.Compare(a.w, b.w) })
 	return out
 }
 
 // dropOnce removes w's registration bit on path; r.mu is held.
 func (r *Registry) dropOnce(w Watcher, path string, bit regs) {
-	pw := r.paths[path]
-	if pw == nil {
+	id := r.paths.find(path)
+	if id == 0 {
 		return
 	}
-	old, _ := pw.all.get(w)
-	r.change(path, pw, w, old, old&^bit)
+	old, _ := r.paths.rec(id).all.get(w)
+	r.change(id, w, old, old&^bit)
 }

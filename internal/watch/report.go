@@ -54,39 +54,19 @@ type PathWatchers struct {
 func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.inTable[0] + r.inTable[1]
+	return r.sum[0].Watches + r.sum[1].Watches
 }
 
-// Summary counts the registrations in tables t.
+// Summary counts the registrations in tables t. It costs the same however
+// many watches there are: the registry keeps the counts as they change.
 func (r *Registry) Summary(t Table) Summary {
-	m := t.regs()
+	i := int(t) - 1 // DataTable, ChildTable, AllTables: tableMasks[0..2]
+	if i < 0 || i >= len(tableMasks) {
+		return Summary{}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var s Summary
-	for _, pw := range r.paths {
-		inPath := 0
-		pw.all.each(func(_ Watcher, b regs) {
-			if b&m != 0 {
-				inPath++
-			}
-		})
-		if inPath > 0 {
-			s.Paths++
-			s.Watches += inPath
-		}
-	}
-	for w, ps := range r.watchers {
-		found := false
-		ps.each(func(path string, _ struct{}) {
-			if b, _ := r.paths[path].all.get(w); b&m != 0 {
-				found = true
-			}
-		})
-		if found {
-			s.Watchers++
-		}
-	}
-	return s
+	return r.sum[i]
 }
 
 // ByWatcher lists, for wchc, each watcher with the paths it watches in
@@ -95,11 +75,11 @@ func (r *Registry) ByWatcher(t Table) []WatcherPaths {
 	m := t.regs()
 	r.mu.Lock()
 	out := make([]WatcherPaths, 0, len(r.watchers))
-	for w, ps := range r.watchers {
+	for w, wp := range r.watchers {
 		var paths []string
-		ps.each(func(path string, _ struct{}) {
-			if b, _ := r.paths[path].all.get(w); b&m != 0 {
-				paths = append(paths, path)
+		wp.ids.each(func(id pathID, _ struct{}) {
+			if b, _ := r.paths.rec(id).all.get(w); b&m != 0 {
+				paths = append(paths, r.paths.path(id))
 			}
 		})
 		if len(paths) > 0 {
@@ -119,18 +99,18 @@ func (r *Registry) ByWatcher(t Table) []WatcherPaths {
 func (r *Registry) ByPath(t Table) []PathWatchers {
 	m := t.regs()
 	r.mu.Lock()
-	out := make([]PathWatchers, 0, len(r.paths))
-	for path, pw := range r.paths {
+	out := make([]PathWatchers, 0, r.paths.live)
+	r.paths.each(func(id pathID, pr *pathRec) {
 		var ws []Watcher
-		pw.all.each(func(w Watcher, b regs) {
+		pr.all.each(func(w Watcher, b regs) {
 			if b&m != 0 {
 				ws = append(ws, w)
 			}
 		})
 		if len(ws) > 0 {
-			out = append(out, PathWatchers{Path: path, Watchers: ws})
+			out = append(out, PathWatchers{Path: r.paths.path(id), Watchers: ws})
 		}
-	}
+	})
 	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b PathWatchers) int { return cmp.Compare(a.Path, b.Path) })
 	for _, pw := range out {

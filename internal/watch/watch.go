@@ -130,29 +130,31 @@ func (m Mode) regs() regs {
 	return 0
 }
 
-// pathWatches is everything registered on one path.
-type pathWatches struct {
-	all smallMap[Watcher, regs]
-	// rec holds the watchers of all that have a recursive registration,
-	// so that walking the ancestors of a changed path looks only at them.
-	rec map[Watcher]struct{}
+// tableMasks are the sets of registrations Summary counts by: Apache's
+// data table, its child table, and both.
+var tableMasks = [...]regs{dataTable, childTable, allRegs}
+
+// watcherPaths is the paths one watcher has a registration on.
+type watcherPaths struct {
+	ids smallMap[pathID, struct{}] // a map of ids has no pointers for the collector to scan
+	in  [len(tableMasks)]uint32
 }
 
 // Registry holds the watches of one server's clients. The zero value is
 // ready to use.
 type Registry struct {
 	mu       sync.Mutex
-	paths    map[string]*pathWatches
-	watchers map[Watcher]*smallMap[string, struct{}] // paths with a registration
+	paths    pathTable
+	watchers map[Watcher]*watcherPaths
 	// recursive counts (watcher, path) pairs with a recursive registration;
 	// while it is 0 no Trigger needs to look at ancestors.
 	recursive int
-	// inTable counts (watcher, path) pairs with a registration in the data
-	// table ([0]) and in the child table ([1]).
-	inTable [2]int
-	// The sizes of paths and watchers at their peaks: the maps are
-	// rebuilt when they empty, to give their memory back (shrink.Map).
-	pathsPeak, watchersPeak int
+	// sum counts, for each of tableMasks, the watchers, paths and (watcher,
+	// path) pairs with a registration in it.
+	sum [len(tableMasks)]Summary
+	// The size of watchers at its peak: the map is rebuilt when it
+	// empties, to give its memory back (shrink.Map).
+	watchersPeak int
 }
 
 // Add registers a watch of mode m by w on path. Adding a registration that
@@ -171,77 +173,99 @@ func (r *Registry) Add(w Watcher, path string, m Mode) {
 }
 
 func (r *Registry) addLocked(w Watcher, path string, add regs) {
-	pw := r.paths[path]
-	if pw == nil {
-		if r.paths == nil {
-			r.paths = make(map[string]*pathWatches)
-		}
-		pw = &pathWatches{}
-		r.paths[path] = pw
-	}
-	old, _ := pw.all.get(w)
-	r.change(path, pw, w, old, old|add)
+	id := r.paths.add(path)
+	old, _ := r.paths.rec(id).all.get(w)
+	r.change(id, w, old, old|add)
 }
 
-// change sets w's registrations on path from old to now and keeps every
-// index in step. pw is r.paths[path].
-func (r *Registry) change(path string, pw *pathWatches, w Watcher, old, now regs) {
+// change sets w's registrations on path id from old to now and keeps every
+// index and count in step. It releases id when nobody watches it any more;
+// the caller must not use id after a change to 0 unless it knows others
+// still watch it.
+func (r *Registry) change(id pathID, w Watcher, old, now regs) {
 	if old == now {
 		return
 	}
-	for i, t := range [2]regs{dataTable, childTable} {
+	pr := r.paths.rec(id)
+	wp := r.watcher(w)
+	for i, m := range tableMasks {
 		switch {
-		case old&t == 0 && now&t != 0:
-			r.inTable[i]++
-		case old&t != 0 && now&t == 0:
-			r.inTable[i]--
+		case old&m == 0 && now&m != 0:
+			r.sum[i].Watches++
+			if pr.in[i]++; pr.in[i] == 1 {
+				r.sum[i].Paths++
+			}
+			if wp.in[i]++; wp.in[i] == 1 {
+				r.sum[i].Watchers++
+			}
+		case old&m != 0 && now&m == 0:
+			r.sum[i].Watches--
+			if pr.in[i]--; pr.in[i] == 0 {
+				r.sum[i].Paths--
+			}
+			if wp.in[i]--; wp.in[i] == 0 {
+				r.sum[i].Watchers--
+			}
 		}
 	}
 	switch {
 	case old&recursiveRegs == 0 && now&recursiveRegs != 0:
 		r.recursive++
-		if pw.rec == nil {
-			pw.rec = make(map[Watcher]struct{})
+		if pr.rec == nil {
+			pr.rec = make(map[Watcher]struct{})
 		}
-		pw.rec[w] = struct{}{}
+		pr.rec[w] = struct{}{}
 	case old&recursiveRegs != 0 && now&recursiveRegs == 0:
 		r.recursive--
-		delete(pw.rec, w)
-		if len(pw.rec) == 0 {
-			pw.rec = nil
+		delete(pr.rec, w)
+		if len(pr.rec) == 0 {
+			pr.rec = nil
 		}
 	}
 	if now != 0 {
-		pw.all.set(w, now)
-		if old == 0 {
-			r.addPath(w, path)
-		}
+		pr.all.set(w, now)
+		wp.ids.set(id, struct{}{})
 		return
 	}
-	pw.all.del(w)
-	if pw.all.len() == 0 {
-		delete(r.paths, path)
-		r.paths = shrink.Map(r.paths, &r.pathsPeak)
+	pr.all.del(w)
+	if pr.all.len() == 0 {
+		r.paths.release(id)
 	}
-	if ps := r.watchers[w]; ps != nil {
-		ps.del(path)
-		if ps.len() == 0 {
-			delete(r.watchers, w)
-			r.watchers = shrink.Map(r.watchers, &r.watchersPeak)
-		}
+	wp.ids.del(id)
+	if wp.ids.len() == 0 {
+		delete(r.watchers, w)
+		r.watchers = shrink.Map(r.watchers, &r.watchersPeak)
 	}
 }
 
-func (r *Registry) addPath(w Watcher, path string) {
-	ps := r.watchers[w]
-	if ps == nil {
+// watcher returns w's paths, making an empty set for a new watcher.
+func (r *Registry) watcher(w Watcher) *watcherPaths {
+	wp := r.watchers[w]
+	if wp == nil {
 		if r.watchers == nil {
-			r.watchers = make(map[Watcher]*smallMap[string, struct{}])
+			r.watchers = make(map[Watcher]*watcherPaths)
 		}
-		ps = &smallMap[string, struct{}]{}
-		r.watchers[w] = ps
+		wp = &watcherPaths{}
+		r.watchers[w] = wp
 	}
-	ps.set(path, struct{}{})
+	return wp
+}
+
+// compact gives memory back once the registry holds a quarter of what it
+// did, or its path bytes are mostly released. Renumbering every path costs
+// time in proportion to what is left, so shrinking by a constant factor
+// keeps the cost per removed watch constant.
+func (r *Registry) compact() {
+	if !r.paths.sparse() {
+		return
+	}
+	t, moved := r.paths.rebuild()
+	r.paths = *t
+	for _, wp := range r.watchers {
+		var ids smallMap[pathID, struct{}]
+		wp.ids.each(func(id pathID, _ struct{}) { ids.set(moved[id], struct{}{}) })
+		wp.ids = ids
+	}
 }
 
 // firedTables is the registrations an event type fires on its own path.
@@ -283,11 +307,12 @@ func (r *Registry) Trigger(path string, eventType int32, zxid int64) []Delivery 
 	var out []Delivery
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if pw := r.paths[path]; pw != nil {
-		if n := pw.all.len(); n > 1 {
+	if id := r.paths.find(path); id != 0 {
+		all := &r.paths.rec(id).all
+		if n := all.len(); n > 1 {
 			out = make([]Delivery, 0, n)
 		}
-		pw.all.each(func(w Watcher, old regs) {
+		all.each(func(w Watcher, old regs) {
 			hit := old & tables
 			if hit == 0 {
 				return
@@ -301,20 +326,22 @@ func (r *Registry) Trigger(path string, eventType int32, zxid int64) []Delivery 
 			if mutated(MutPersistentOnce) {
 				used = hit
 			}
-			r.change(path, pw, w, old, old&^used)
+			r.change(id, w, old, old&^used)
 		})
+		r.compact()
 	}
 	if r.recursive > 0 && eventType != jute.EventNodeChildrenChanged {
 		for p, ok := parent(path); ok; p, ok = parent(p) {
 			if pp, _ := parent(path); mutated(MutRecursiveSkipsGrandchildren) && p != pp {
 				break
 			}
-			pw := r.paths[p]
-			if pw == nil {
+			id := r.paths.find(p)
+			if id == 0 {
 				continue
 			}
-			for w := range pw.rec {
-				if b, _ := pw.all.get(w); b&tables&recursiveRegs != 0 {
+			pr := r.paths.rec(id)
+			for w := range pr.rec {
+				if b, _ := pr.all.get(w); b&tables&recursiveRegs != 0 {
 					out = append(out, Delivery{Watcher: w, Event: ev})
 				}
 			}
@@ -379,18 +406,19 @@ func (r *Registry) Remove(w Watcher, path string, watcherType int32) bool {
 	tables := typeRegs(watcherType)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pw := r.paths[path]
-	if pw == nil {
+	id := r.paths.find(path)
+	if id == 0 {
 		return false
 	}
-	old, _ := pw.all.get(w)
+	old, _ := r.paths.rec(id).all.get(w)
 	if old&tables == 0 {
 		return false
 	}
 	if halves := persistentRegs | recursiveRegs; mutated(MutRemoveWholePersistent) && old&tables&halves != 0 {
 		tables |= old & halves
 	}
-	r.change(path, pw, w, old, old&^tables)
+	r.change(id, w, old, old&^tables)
+	r.compact()
 	return true
 }
 
@@ -402,11 +430,11 @@ func (r *Registry) Check(w Watcher, path string, watcherType int32) bool {
 	tables := typeRegs(watcherType)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pw := r.paths[path]
-	if pw == nil {
+	id := r.paths.find(path)
+	if id == 0 {
 		return false
 	}
-	b, _ := pw.all.get(w)
+	b, _ := r.paths.rec(id).all.get(w)
 	return b&tables != 0
 }
 
@@ -415,15 +443,15 @@ func (r *Registry) Check(w Watcher, path string, watcherType int32) bool {
 func (r *Registry) RemoveWatcher(w Watcher) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ps := r.watchers[w]
-	if ps == nil {
+	wp := r.watchers[w]
+	if wp == nil {
 		return 0
 	}
-	n := ps.len()
-	ps.each(func(path string, _ struct{}) {
-		pw := r.paths[path]
-		old, _ := pw.all.get(w)
-		r.change(path, pw, w, old, 0)
+	n := wp.ids.len()
+	wp.ids.each(func(id pathID, _ struct{}) {
+		old, _ := r.paths.rec(id).all.get(w)
+		r.change(id, w, old, 0)
 	})
+	r.compact()
 	return n
 }
