@@ -121,12 +121,8 @@ func commands() []*command {
 			return 0
 		}},
 		{names: []string{"watch_summary", "wchs"}, serverRequired: true, get: func(h *handler, _ *http.Request, resp *obj) int {
-			ws := sortedWatches(h.cfg.Source.DataWatches(), false)
-			sessions, paths := map[int64]bool{}, map[string]bool{}
-			for _, w := range ws {
-				sessions[w.SessionID], paths[w.Path] = true, true
-			}
-			resp.put("num_connections", len(sessions)).put("num_paths", len(paths)).put("num_total_watches", len(ws))
+			s := h.cfg.Source.WatchSummary()
+			resp.put("num_connections", s.Connections).put("num_paths", s.Paths).put("num_total_watches", s.Total)
 			return 0
 		}},
 		{names: []string{"zabstate"}, get: zabState},

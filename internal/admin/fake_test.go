@@ -12,20 +12,22 @@ import (
 type fakeSource struct {
 	notServing bool
 	stats      fourlw.Stats
+	watches    fourlw.WatchSummary
 }
 
-func (f *fakeSource) Serving() bool                  { return !f.notServing }
-func (f *fakeSource) Stats() fourlw.Stats            { return f.stats }
-func (f *fakeSource) Connections() []fourlw.Conn     { return nil }
-func (f *fakeSource) Conf() fourlw.Conf              { return fourlw.Conf{} }
-func (f *fakeSource) Env() []fourlw.KV               { return []fourlw.KV{{Key: "go.version", Value: "go1"}} }
-func (f *fakeSource) Monitor() fourlw.Monitor        { return fourlw.Monitor{} }
-func (f *fakeSource) DataWatches() []fourlw.Watch    { return nil }
-func (f *fakeSource) Dump() fourlw.Dump              { return fourlw.Dump{} }
-func (f *fakeSource) TraceMask() int64               { return 306 }
-func (f *fakeSource) ResetConnectionStats()          {}
-func (f *fakeSource) ResetServerStats()              {}
-func (f *fakeSource) DigestLog() []fourlw.ZxidDigest { return nil }
+func (f *fakeSource) Serving() bool                     { return !f.notServing }
+func (f *fakeSource) Stats() fourlw.Stats               { return f.stats }
+func (f *fakeSource) Connections() []fourlw.Conn        { return nil }
+func (f *fakeSource) Conf() fourlw.Conf                 { return fourlw.Conf{} }
+func (f *fakeSource) Env() []fourlw.KV                  { return []fourlw.KV{{Key: "go.version", Value: "go1"}} }
+func (f *fakeSource) Monitor() fourlw.Monitor           { return fourlw.Monitor{} }
+func (f *fakeSource) DataWatches() []fourlw.Watch       { return nil }
+func (f *fakeSource) WatchSummary() fourlw.WatchSummary { return f.watches }
+func (f *fakeSource) Dump() fourlw.Dump                 { return fourlw.Dump{} }
+func (f *fakeSource) TraceMask() int64                  { return 306 }
+func (f *fakeSource) ResetConnectionStats()             {}
+func (f *fakeSource) ResetServerStats()                 {}
+func (f *fakeSource) DigestLog() []fourlw.ZxidDigest    { return nil }
 
 // While the server is not serving, the commands Apache marks
 // serverRequired answer Apache's "not currently serving" error with 200;
@@ -80,5 +82,17 @@ func TestEnsembleCommands(t *testing.T) {
 	_, got = get(t, "GET", hs.URL+"/commands/obsr", nil)
 	if got["synced_observers"] != 1.0 {
 		t.Errorf("observers: %v", got)
+	}
+}
+
+// watch_summary reports the server's counts under Apache's keys.
+func TestWatchSummary(t *testing.T) {
+	src := &fakeSource{stats: fourlw.Stats{Mode: fourlw.ModeStandalone},
+		watches: fourlw.WatchSummary{Connections: 3, Paths: 10_000_000, Total: 10_000_002}}
+	hs := httptest.NewServer(Handler(Config{Source: src}))
+	defer hs.Close()
+	_, got := get(t, "GET", hs.URL+"/commands/wchs", nil)
+	if got["num_connections"] != 3.0 || got["num_paths"] != 1e7 || got["num_total_watches"] != 10_000_002.0 {
+		t.Errorf("watch_summary: %v", got)
 	}
 }

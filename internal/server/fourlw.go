@@ -272,6 +272,11 @@ func fileDescriptors() (open, limit int64) {
 	return open, limit
 }
 
+func (src source) WatchSummary() fourlw.WatchSummary {
+	s := src.s.watches.Summary(watch.DataTable)
+	return fourlw.WatchSummary{Connections: s.Watchers, Paths: s.Paths, Total: s.Watches}
+}
+
 func (src source) DataWatches() []fourlw.Watch {
 	s := src.s
 	var out []fourlw.Watch

@@ -208,3 +208,14 @@ func apacheLeader() *fake {
 		},
 	}
 }
+
+// WatchSummary counts f.watches as Apache's WatchManager does: by
+// connection (here, session) and path.
+func (f *fake) WatchSummary() WatchSummary {
+	ws := dedupWatches(f.watches)
+	sessions, paths := map[int64]bool{}, map[string]bool{}
+	for _, w := range ws {
+		sessions[w.SessionID], paths[w.Path] = true, true
+	}
+	return WatchSummary{Connections: len(sessions), Paths: len(paths), Total: len(ws)}
+}

@@ -149,15 +149,9 @@ func formatDirs(b *strings.Builder, src Source) {
 // formatWchs writes the data watch summary (WatchManager.toString plus the
 // newline WatchCommand adds).
 func formatWchs(b *strings.Builder, src Source) {
-	ws := dedupWatches(src.DataWatches())
-	sessions := map[int64]bool{}
-	paths := map[string]bool{}
-	for _, w := range ws {
-		sessions[w.SessionID] = true
-		paths[w.Path] = true
-	}
-	b.WriteString(strconv.Itoa(len(sessions)) + " connections watching " + strconv.Itoa(len(paths)) + " paths\n")
-	b.WriteString("Total watches:" + strconv.Itoa(len(ws)) + "\n")
+	s := src.WatchSummary()
+	b.WriteString(strconv.Itoa(s.Connections) + " connections watching " + strconv.Itoa(s.Paths) + " paths\n")
+	b.WriteString("Total watches:" + strconv.Itoa(s.Total) + "\n")
 }
 
 // formatWatches writes wchc (by session) or wchp (by path), sorted where

@@ -26,6 +26,10 @@ type Source interface {
 	// connections (getData, exists and persistent watches: Apache's
 	// dataWatches, which is all that wchs, wchc and wchp show).
 	DataWatches() []Watch
+	// WatchSummary counts the data watches (wchs). It must not cost what
+	// DataWatches does: monitoring asks for it on servers with millions
+	// of watches.
+	WatchSummary() WatchSummary
 	// Dump returns sessions, ephemerals and connection expiry (dump).
 	Dump() Dump
 	// TraceMask returns the trace mask (gtmk, stmk).
@@ -196,6 +200,13 @@ type Monitor struct {
 type Watch struct {
 	SessionID int64
 	Path      string
+}
+
+// WatchSummary is what wchs prints: Apache's WatchManager.toString counts
+// the connections with a data watch, the paths with one, and the
+// (connection, path) pairs.
+type WatchSummary struct {
+	Connections, Paths, Total int
 }
 
 // Dump is what the dump command prints.
