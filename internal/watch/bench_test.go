@@ -128,3 +128,25 @@ func benchMemory(b *testing.B, n int, fill func(*Registry)) {
 	}
 	b.ReportMetric(float64(total)/float64(b.N)/float64(n), "B/watch")
 }
+
+// A write to an unwatched path while millions of other paths are watched
+// (issue 14's cost curve at 1M-10M watches): a miss in a large index.
+func BenchmarkTriggerUnwatchedMillions(b *testing.B) {
+	const n = 2_000_000
+	var r Registry
+	for i := range n {
+		r.Add(Watcher(i%300), "/zkscale/"+strconv.Itoa(i/1000)+"/n"+strconv.Itoa(i), ModeData)
+	}
+	miss := make([]string, 1<<16)
+	for i := range miss {
+		miss[i] = "/zkscale/" + strconv.Itoa(i%5000) + "/u" + strconv.Itoa(i*7919)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if ds := r.Trigger(miss[i&(len(miss)-1)], jute.EventNodeDataChanged, 1); ds != nil {
+			b.Fatal(ds)
+		}
+		i++
+	}
+}

@@ -258,8 +258,8 @@ func checkIndexes(t *testing.T, r *Registry) {
 		t.Fatalf("summaries %v, kept %v", sum, r.sum)
 	}
 	inIndex := 0
-	for _, id := range r.paths.index {
-		if id != 0 {
+	for _, s := range r.paths.index {
+		if s != 0 {
 			inIndex++
 		}
 	}

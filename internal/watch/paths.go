@@ -13,7 +13,10 @@ type pathID uint32
 // live in large byte chunks the collector never scans, its record in
 // large chunks of records whose only pointers are the rare maps of a path
 // with several watchers, and the index from path to record is an
-// open-addressed array of ids. Watches cost no heap object each.
+// open-addressed array of ids, each with 32 bits of its path's hash so
+// that probing past other paths does not touch their records (a write to
+// an unwatched path probes on average several slots of a 10M-path
+// index). Watches cost no heap object each.
 //
 // The table does not shrink itself: the registry calls rebuild when it
 // holds much less than it did (see Registry.maybeCompact).
@@ -23,7 +26,7 @@ type pathTable struct {
 	free   []pathID    // released ids, reused first
 	next   pathID      // ids below next have been handed out (0 is never)
 	live   int         // records in use
-	index  []pathID    // open addressing, linear probing; 0 is an empty slot
+	index  []slot      // open addressing, linear probing
 	names  [][]byte    // path bytes; a record's name points into one chunk
 	used   int         // bytes of names in use
 	wasted int         // bytes of names whose record was released
@@ -35,6 +38,19 @@ const (
 	// minIndex is the smallest index; it grows at 3/4 full.
 	minIndex = 64
 )
+
+// slot is an index entry: the low 32 bits of the path's hash, which
+// include its home position, above the id. 0 is an empty slot (ids are
+// never 0).
+type slot uint64
+
+func makeSlot(h uint64, id pathID) slot { return slot(uint64(uint32(h))<<32 | uint64(id)) }
+
+func (s slot) id() pathID { return pathID(s) }
+
+// home is the slot's first position in an index of mask+1 entries, which
+// is at most 1<<32.
+func (s slot) home(mask uint64) uint64 { return uint64(s>>32) & mask }
 
 // nameRef locates a path's bytes in pathTable.names.
 type nameRef struct {
@@ -57,7 +73,7 @@ type pathRec struct {
 func (t *pathTable) init() {
 	if t.index == nil {
 		t.seed = maphash.MakeSeed()
-		t.index = make([]pathID, minIndex)
+		t.index = make([]slot, minIndex)
 		t.next = 1
 	}
 }
@@ -79,14 +95,18 @@ func (t *pathTable) find(path string) pathID {
 		return 0
 	}
 	h := t.hash(path)
+	tag := makeSlot(h, 0)
 	mask := uint64(len(t.index) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		id := t.index[i]
-		if id == 0 {
+		s := t.index[i]
+		if s == 0 {
 			return 0
 		}
-		if r := t.rec(id); r.hash == h && string(t.name(r)) == path {
-			return id
+		if s&^0xffffffff != tag {
+			continue
+		}
+		if r := t.rec(s.id()); r.hash == h && string(t.name(r)) == path {
+			return s.id()
 		}
 	}
 }
@@ -103,7 +123,7 @@ func (t *pathTable) add(path string) pathID {
 	id := t.alloc()
 	r := t.rec(id)
 	*r = pathRec{hash: t.hash(path), name: storeName(t, path)}
-	t.place(id, r.hash)
+	t.place(makeSlot(r.hash, id))
 	return id
 }
 
@@ -112,13 +132,13 @@ func (t *pathTable) release(id pathID) {
 	r := t.rec(id)
 	mask := uint64(len(t.index) - 1)
 	i := r.hash & mask
-	for t.index[i] != id {
+	for t.index[i].id() != id {
 		i = (i + 1) & mask
 	}
 	// Backward-shift deletion: move later entries of the probe run into
 	// the hole, so that no tombstones are needed.
 	for j := (i + 1) & mask; t.index[j] != 0; j = (j + 1) & mask {
-		home := t.rec(t.index[j]).hash & mask
+		home := t.index[j].home(mask)
 		// The entry at j may fill the hole at i unless its home lies
 		// cyclically in (i, j].
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
@@ -149,21 +169,21 @@ func (t *pathTable) alloc() pathID {
 	return id
 }
 
-func (t *pathTable) place(id pathID, h uint64) {
+func (t *pathTable) place(s slot) {
 	mask := uint64(len(t.index) - 1)
-	i := h & mask
+	i := s.home(mask)
 	for t.index[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.index[i] = id
+	t.index[i] = s
 }
 
 func (t *pathTable) resize(n int) {
 	old := t.index
-	t.index = make([]pathID, n)
-	for _, id := range old {
-		if id != 0 {
-			t.place(id, t.rec(id).hash)
+	t.index = make([]slot, n)
+	for _, s := range old {
+		if s != 0 {
+			t.place(s)
 		}
 	}
 }
@@ -206,7 +226,7 @@ func (t *pathTable) rebuild() (*pathTable, []pathID) {
 	n.init()
 	n.seed = t.seed // the records keep their hashes
 	for len(n.index)*3 < t.live*4 {
-		n.index = make([]pathID, len(n.index)*2)
+		n.index = make([]slot, len(n.index)*2)
 	}
 	moved := make([]pathID, t.next)
 	t.each(func(old pathID, r *pathRec) {
@@ -214,7 +234,7 @@ func (t *pathTable) rebuild() (*pathTable, []pathID) {
 		nr := n.rec(id)
 		*nr = *r
 		nr.name = storeName(&n, t.name(r))
-		n.place(id, nr.hash)
+		n.place(makeSlot(nr.hash, id))
 		moved[old] = id
 	})
 	return &n, moved

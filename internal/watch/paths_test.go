@@ -61,8 +61,8 @@ func checkTable(t *testing.T, pt *pathTable, want map[string]pathID) {
 		}
 	}
 	n := 0
-	for _, id := range pt.index {
-		if id != 0 {
+	for _, s := range pt.index {
+		if s != 0 {
 			n++
 		}
 	}
