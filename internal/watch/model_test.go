@@ -202,8 +202,11 @@ func checkIndexes(t *testing.T, r *Registry) {
 		if got := r.paths.find(path); got != id {
 			t.Fatalf("find(%s) = %d, record %d", path, got, id)
 		}
+		if _, inMany := r.many[id]; pr.many != inMany || pr.many == pr.one || (pr.many && len(r.many[id]) == 0) {
+			t.Fatalf("%s: one %v, many %v, %d in the map of many", path, pr.one, pr.many, len(r.many[id]))
+		}
 		var in [len(tableMasks)]uint32
-		pr.all.each(func(w Watcher, b regs) {
+		r.each(id, func(w Watcher, b regs) {
 			pairs++
 			if b == 0 {
 				t.Fatalf("zero registrations kept for %d on %s", w, path)
@@ -213,7 +216,7 @@ func checkIndexes(t *testing.T, r *Registry) {
 			} else if _, ok := wp.ids.get(id); !ok {
 				t.Fatalf("path %s missing from watcher %d's index", path, w)
 			}
-			_, inRec := pr.rec[w]
+			_, inRec := r.recursive[id][w]
 			if inRec != (b&recursiveRegs != 0) {
 				t.Fatalf("rec index wrong for %d on %s", w, path)
 			}
@@ -251,8 +254,18 @@ func checkIndexes(t *testing.T, r *Registry) {
 			}
 		}
 	}
-	if n != pairs || rec != r.recursive {
-		t.Fatalf("indexes disagree: %d pairs by path, %d by watcher; %d recursive counted, %d kept", pairs, n, rec, r.recursive)
+	if n != pairs || rec != r.recursives {
+		t.Fatalf("indexes disagree: %d pairs by path, %d by watcher; %d recursive counted, %d kept", pairs, n, rec, r.recursives)
+	}
+	for id := range r.many {
+		if !r.paths.rec(id).use {
+			t.Fatalf("map of many kept for released path %d", id)
+		}
+	}
+	for id := range r.recursive {
+		if !r.paths.rec(id).use {
+			t.Fatalf("recursive watchers kept for released path %d", id)
+		}
 	}
 	if sum != r.sum {
 		t.Fatalf("summaries %v, kept %v", sum, r.sum)

@@ -11,8 +11,8 @@ type pathID uint32
 // collector to mark: at 10M watches collections ran back to back and a
 // write cost five times what it did without watches. So a path's bytes
 // live in large byte chunks the collector never scans, its record in
-// large chunks of records whose only pointers are the rare maps of a path
-// with several watchers, and the index from path to record is an
+// large chunks of records with no pointers (the registry keeps the rare
+// paths with several watchers in a side map), and the index from path to record is an
 // open-addressed array of ids, each with 32 bits of its path's hash so
 // that probing past other paths does not touch their records (a write to
 // an unwatched path probes on average several slots of a 10M-path
@@ -57,17 +57,19 @@ type nameRef struct {
 	chunk, off, n uint32
 }
 
-// pathRec is everything registered on one path.
+// pathRec is one watched path. It holds no pointers, so that the
+// collector never scans the chunks of records.
 type pathRec struct {
 	hash uint64
+	// w and b are the path's one watcher and its registrations, when it
+	// has one (one) and not several (many: Registry.many holds them all).
+	w    Watcher
 	name nameRef
-	all  smallMap[Watcher, regs]
-	// rec holds the watchers of all that have a recursive registration,
-	// so that walking the ancestors of a changed path looks only at them.
-	rec map[Watcher]struct{}
 	// in counts the watchers with a registration in each of the tables
 	// summaries look at (see tableMasks), so that wchs is O(1).
-	in [len(tableMasks)]uint32
+	in             [len(tableMasks)]uint32
+	b              regs
+	one, many, use bool // use: the record is in use
 }
 
 func (t *pathTable) init() {
@@ -122,12 +124,12 @@ func (t *pathTable) add(path string) pathID {
 	}
 	id := t.alloc()
 	r := t.rec(id)
-	*r = pathRec{hash: t.hash(path), name: storeName(t, path)}
+	*r = pathRec{hash: t.hash(path), name: storeName(t, path), use: true}
 	t.place(makeSlot(r.hash, id))
 	return id
 }
 
-// release forgets id, whose record must be empty.
+// release forgets id; the registry has emptied its record.
 func (t *pathTable) release(id pathID) {
 	r := t.rec(id)
 	mask := uint64(len(t.index) - 1)
@@ -206,7 +208,7 @@ func storeName[S string | []byte](t *pathTable, path S) nameRef {
 // each calls f for every record in use.
 func (t *pathTable) each(f func(pathID, *pathRec)) {
 	for id := pathID(1); id < t.next; id++ {
-		if r := t.rec(id); r.all.len() > 0 {
+		if r := t.rec(id); r.use {
 			f(id, r)
 		}
 	}

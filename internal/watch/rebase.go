@@ -59,7 +59,7 @@ func (r *Registry) takeOnce() []onceWatches {
 	for w, wp := range r.watchers {
 		t := onceWatches{w: w}
 		wp.ids.each(func(id pathID, _ struct{}) {
-			old, _ := r.paths.rec(id).all.get(w)
+			old := r.get(id, w)
 			if old&dataOnce != 0 {
 				t.data = append(t.data, r.paths.path(id))
 			}
@@ -93,6 +93,6 @@ func (r *Registry) dropOnce(w Watcher, path string, bit regs) {
 	if id == 0 {
 		return
 	}
-	old, _ := r.paths.rec(id).all.get(w)
+	old := r.get(id, w)
 	r.change(id, w, old, old&^bit)
 }

@@ -78,7 +78,7 @@ func (r *Registry) ByWatcher(t Table) []WatcherPaths {
 	for w, wp := range r.watchers {
 		var paths []string
 		wp.ids.each(func(id pathID, _ struct{}) {
-			if b, _ := r.paths.rec(id).all.get(w); b&m != 0 {
+			if r.get(id, w)&m != 0 {
 				paths = append(paths, r.paths.path(id))
 			}
 		})
@@ -100,9 +100,9 @@ func (r *Registry) ByPath(t Table) []PathWatchers {
 	m := t.regs()
 	r.mu.Lock()
 	out := make([]PathWatchers, 0, r.paths.live)
-	r.paths.each(func(id pathID, pr *pathRec) {
+	r.paths.each(func(id pathID, _ *pathRec) {
 		var ws []Watcher
-		pr.all.each(func(w Watcher, b regs) {
+		r.each(id, func(w Watcher, b regs) {
 			if b&m != 0 {
 				ws = append(ws, w)
 			}

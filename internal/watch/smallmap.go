@@ -1,8 +1,10 @@
 package watch
 
 // smallMap is a map that keeps its first entry inline and makes a real map
-// only for a second one. Most paths have one watcher and many connections
-// watch one path, so the common case costs no map at all.
+// only for a second one. It holds a watcher's paths: many connections
+// watch one path (the waiters of a lock), and then cost no map at all.
+// A path's watchers follow the same idea (Registry.set), with the map kept
+// outside the path's record so that records hold no pointers.
 type smallMap[K comparable, V any] struct {
 	k   K
 	v   V
