@@ -8,18 +8,18 @@ type pathID uint32
 // pathTable interns the watched paths. Ten million watches on distinct
 // znodes is a load Zoo must carry (issue 14), and a table of strings and
 // per-path objects there is tens of millions of pointers for the
-// collector to mark: at 10M watches collections ran back to back and a
+// collector to mark: at 10M watches a collection took 12-25 s and a
 // write cost five times what it did without watches. So a path's bytes
 // live in large byte chunks the collector never scans, its record in
 // large chunks of records with no pointers (the registry keeps the rare
-// paths with several watchers in a side map), and the index from path to record is an
-// open-addressed array of ids, each with 32 bits of its path's hash so
-// that probing past other paths does not touch their records (a write to
-// an unwatched path probes on average several slots of a 10M-path
-// index). Watches cost no heap object each.
+// paths with several watchers in a side map), and the index from path
+// to record is an open-addressed array of ids, each with 32 bits of its
+// path's hash so that probing past other paths does not touch their
+// records (a write to an unwatched path probes several slots of the
+// index on average). Watches cost no heap object each.
 //
 // The table does not shrink itself: the registry calls rebuild when it
-// holds much less than it did (see Registry.maybeCompact).
+// holds much less than it did (see Registry.compact).
 type pathTable struct {
 	seed   maphash.Seed
 	recs   [][]pathRec // chunks of recChunk records; id i is recs[i/recChunk][i%recChunk]

@@ -157,9 +157,9 @@ type Registry struct {
 	// sum counts, for each of tableMasks, the watchers, paths and (watcher,
 	// path) pairs with a registration in it.
 	sum [len(tableMasks)]Summary
-	// The size of watchers at its peak: the map is rebuilt when it
-	// empties, to give its memory back (shrink.Map).
-	watchersPeak int
+	// The sizes of watchers, many and recursive at their peaks: the maps
+	// are rebuilt when they empty, to give their memory back (shrink.Map).
+	watchersPeak, manyPeak, recursivePeak int
 }
 
 // Add registers a watch of mode m by w on path. Adding a registration that
@@ -230,6 +230,7 @@ func (r *Registry) change(id pathID, w Watcher, old, now regs) {
 		delete(r.recursive[id], w)
 		if len(r.recursive[id]) == 0 {
 			delete(r.recursive, id)
+			r.recursive = shrink.Map(r.recursive, &r.recursivePeak)
 		}
 	}
 	if now != 0 {
@@ -278,9 +279,8 @@ func (r *Registry) set(id pathID, pr *pathRec, w Watcher, b regs) {
 }
 
 // del removes w's registrations on path id (record pr) and reports
-// whether the path has no watcher left. A map of several watchers that
-// empties is dropped, never turned back into an inline watcher: a map
-// never shrinks, and the path is released soon after in the common case.
+// whether the path has no watcher left. A path that has had several
+// watchers keeps them in r.many until the last one goes.
 func (r *Registry) del(id pathID, pr *pathRec, w Watcher) (empty bool) {
 	if pr.many {
 		delete(r.many[id], w)
@@ -288,6 +288,7 @@ func (r *Registry) del(id pathID, pr *pathRec, w Watcher) (empty bool) {
 			return false
 		}
 		delete(r.many, id)
+		r.many = shrink.Map(r.many, &r.manyPeak)
 		pr.many = false
 		return true
 	}
@@ -348,6 +349,7 @@ func (r *Registry) compact() {
 	}
 	r.many = renumberedKeys(r.many, moved)
 	r.recursive = renumberedKeys(r.recursive, moved)
+	r.manyPeak, r.recursivePeak = len(r.many), len(r.recursive)
 }
 
 func renumberedKeys[V any](m map[pathID]V, moved []pathID) map[pathID]V {
