@@ -72,34 +72,39 @@ func runPrepApplyScale(b *testing.B, h *harness, depth int, reqs func(i int) []R
 var scaleDepths = []int{1, 256}
 
 func BenchmarkPrepApplyScaleSetData(b *testing.B) {
-	for _, depth := range scaleDepths {
-		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
-			h, paths := scaleState(b)
-			reqs := make([]Request, 1)
-			runPrepApplyScale(b, h, depth, func(i int) []Request {
-				// A new record, path and data per op, as the decoder
-				// hands them over.
-				rec := &jute.SetDataRequest{Path: strings.Clone(paths[(i*7919)%len(paths)]), Data: make([]byte, 100), Version: -1}
-				reqs[0] = Request{SessionID: sess1, Op: jute.OpSetData, Record: rec}
-				return reqs
-			})
-		})
-	}
+	benchPrepApplyScale(b, func(paths []string) func(i int) []Request {
+		reqs := make([]Request, 1)
+		return func(i int) []Request {
+			// A new record, path and data per op, as the decoder hands
+			// them over.
+			rec := &jute.SetDataRequest{Path: strings.Clone(paths[(i*7919)%len(paths)]), Data: make([]byte, 100), Version: -1}
+			reqs[0] = Request{SessionID: sess1, Op: jute.OpSetData, Record: rec}
+			return reqs
+		}
+	})
 }
 
 // BenchmarkPrepApplyScaleCreateDelete is one op a create and its delete,
 // as in tree's BenchmarkScaleCreateDelete and scale.sh's create+delete.
 func BenchmarkPrepApplyScaleCreateDelete(b *testing.B) {
+	benchPrepApplyScale(b, func([]string) func(i int) []Request {
+		reqs := make([]Request, 2)
+		return func(i int) []Request {
+			p := "/scale-0/new-" + strconv.Itoa(i%1024)
+			reqs[0] = Request{SessionID: sess1, Op: jute.OpCreate, Record: &jute.CreateRequest{Path: p, Data: make([]byte, 100), ACL: open}}
+			reqs[1] = Request{SessionID: sess1, Op: jute.OpDelete, Record: &jute.PathVersion{Path: p, Version: -1}}
+			return reqs
+		}
+	})
+}
+
+// benchPrepApplyScale runs runPrepApplyScale at each of scaleDepths, on a
+// fresh tree, with the requests reqsFor makes from the tree's paths.
+func benchPrepApplyScale(b *testing.B, reqsFor func(paths []string) func(i int) []Request) {
 	for _, depth := range scaleDepths {
 		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
-			h, _ := scaleState(b)
-			reqs := make([]Request, 2)
-			runPrepApplyScale(b, h, depth, func(i int) []Request {
-				p := "/scale-0/new-" + strconv.Itoa(i%1024)
-				reqs[0] = Request{SessionID: sess1, Op: jute.OpCreate, Record: &jute.CreateRequest{Path: p, Data: make([]byte, 100), ACL: open}}
-				reqs[1] = Request{SessionID: sess1, Op: jute.OpDelete, Record: &jute.PathVersion{Path: p, Version: -1}}
-				return reqs
-			})
+			h, paths := scaleState(b)
+			runPrepApplyScale(b, h, depth, reqsFor(paths))
 		})
 	}
 }
