@@ -24,7 +24,7 @@ const digestSkipped = "/zookeeper/"
 // each) allocate nothing: at 3M znodes every byte allocated per write
 // costs the collector (issue 17). Only the writer may call it.
 func (t *Tree) nodeApacheDigest(path string, n *node) int64 {
-	d, buf := apacheDigest(t.digestBuf, path, n.getData(), &n.stat)
+	d, buf := apacheDigest(t.digestBuf, path, t.bufs.data(n), &n.stat)
 	t.digestBuf = buf
 	return d
 }
@@ -85,7 +85,7 @@ func (t *Tree) redigest(path string, n *node) { t.apacheDigest += t.nodeApacheDi
 func (t *Tree) recomputeApacheDigest() int64 {
 	var sum int64
 	// Not t.nodeApacheDigest: a check may run beside readers.
-	t.each(func(path string, _ nodeID, n *node) { sum += NodeApacheDigest(path, n.getData(), &n.stat) })
+	t.each(func(path string, _ nodeID, n *node) { sum += NodeApacheDigest(path, t.bufs.data(n), &n.stat) })
 	return sum
 }
 

@@ -5,9 +5,10 @@
 //
 // The design follows DataTree: a flat index from full path to node gives
 // O(1) lookups, and each node lists its children. Their memory is shaped
-// for Go's collector (node.go): nodes in a slab named by uint32 ids, one
-// pointer-free buffer per node for its name and data, children as a list
-// of ids, and a path index that holds no pointers. ACL lists are interned
+// for Go's collector (node.go): nodes in a slab named by uint32 ids, their
+// names and data as records in large chunks (bufs.go), children as a list
+// of ids, and a path index that holds no pointers: the collector traces
+// none of it. ACL lists are interned
 // in a reference-counted table (Apache's ReferenceCountedACLCache), so a
 // million nodes with one ACL share one slice. Side indexes list the
 // ephemerals of each session, the container nodes and the TTL nodes.

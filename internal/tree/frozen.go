@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // ErrFrozenClosed is returned by Frozen.Walk after Close.
@@ -38,6 +37,10 @@ type Frozen struct {
 	// node using it was saved.
 	chunks []*[chunkSize]node
 	acls   []*aclEntry
+	// bufs is the bufStore's chunk table at the freeze: every record a
+	// node of the view names is in it, and compaction, which moves
+	// records, waits while a view is open.
+	bufs []bufChunk
 
 	mu    sync.Mutex
 	saved map[nodeID]*savedNode // guarded by mu
@@ -45,7 +48,7 @@ type Frozen struct {
 
 // savedNode is a node as it was at the freeze.
 type savedNode struct {
-	buf     *byte
+	buf     bufRef
 	nameLen uint32
 	dataLen uint32
 	acl     *aclEntry
@@ -75,6 +78,7 @@ func (t *Tree) Freeze() *Frozen {
 		gen:    t.gen,
 		chunks: slices.Clip(t.nodes.chunks),
 		acls:   slices.Clone(t.acls.entries),
+		bufs:   slices.Clone(t.bufs.chunks),
 		saved:  make(map[nodeID]*savedNode),
 	}
 	t.frozen = append(t.frozen, f)
@@ -152,14 +156,14 @@ type childRef struct {
 }
 
 // names returns kids with their names as they were at the freeze. A
-// name never changes while its node lives, and a buffer is never written
+// name never changes while its node lives, and a record is never written
 // after it is made, so the strings stay valid.
 func (f *Frozen) names(kids []nodeID) []childRef {
 	refs := make([]childRef, len(kids))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, id := range kids {
-		var buf *byte
+		var buf bufRef
 		var l uint32
 		if s, ok := f.saved[id]; ok {
 			buf, l = s.buf, s.nameLen
@@ -167,10 +171,7 @@ func (f *Frozen) names(kids []nodeID) []childRef {
 			n := atChunk(f.chunks, id)
 			buf, l = n.buf, n.nameLen
 		}
-		refs[i] = childRef{id: id}
-		if l > 0 {
-			refs[i].name = unsafe.String(buf, l)
-		}
+		refs[i] = childRef{id: id, name: recName(f.bufs, buf, l)}
 	}
 	return refs
 }
@@ -197,7 +198,7 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 			return ErrFrozenClosed
 		}
 		v := f.view(id)
-		node := Node{Data: bufData(v.buf, v.nameLen, v.dataLen), ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}
+		node := Node{Data: recData(f.bufs, v.buf, v.nameLen, v.dataLen), ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}
 		if err := fn(path, node); err != nil {
 			return err
 		}

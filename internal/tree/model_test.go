@@ -248,6 +248,10 @@ func TestTreeMatchesModel(t *testing.T) {
 			// Most paths share a hash: the collision chains are exercised.
 			collide(tr, 3)
 		}
+		if seed%4 >= 2 {
+			// Small chunks: records are compacted and chunks dropped.
+			smallChunks(tr, 256)
+		}
 		for i := range steps {
 			applyBoth(t, tr, m, randomOp(r, m), int64(i+1))
 			if i%50 == 49 {

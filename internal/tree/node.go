@@ -12,15 +12,16 @@ import (
 // slice, an ACL pointer and a map of children, gave the collector about
 // seven pointers and three objects per znode to trace: at 3M znodes a
 // mark phase took 40–50 s on a busy machine and the live heap was as
-// large as Apache's. Here a znode costs the collector one pointer and one
-// pointer-free object:
+// large as Apache's. Here a znode costs the collector nothing to trace:
 //
 //   - nodes live in fixed-size chunks of a slab, named by a uint32 id
 //     (nodeID); a chunk is one large object, and free slots are reused,
 //     so create+delete churn does not grow it;
-//   - a node's name and data share one pointer-free allocation (buf),
-//     replaced, never written in place, when the data changes, so a
-//     slice or string once handed out stays valid;
+//   - a node's name and data are one record in the bufStore's large
+//     pointer-free chunks (bufs.go), named by a number, not a pointer,
+//     so the slab holds no pointers; a record is replaced, never written
+//     in place, when the data changes, so a slice or string once handed
+//     out stays valid;
 //   - a node's children are a doubly linked list of ids through the
 //     children's own slots (firstChild, prev, next), not a map;
 //   - the path index is a map[uint64]nodeID from a seeded hash of the
@@ -40,7 +41,7 @@ const rootID nodeID = 1
 
 const (
 	chunkShift = 10
-	chunkSize  = 1 << chunkShift // 1,024 nodes, 112 KiB: under the collector's 128 KiB oblet
+	chunkSize  = 1 << chunkShift // 1,024 nodes, 112 KiB, which the collector never scans
 	chunkMask  = chunkSize - 1
 )
 
@@ -51,7 +52,7 @@ const nilData = ^uint32(0)
 // node is one znode. It is 112 bytes, a size class of Go's allocator;
 // TestNodeSize keeps it there.
 type node struct {
-	buf        *byte  // the name, then the data; nil when both are empty
+	buf        bufRef // the name, then the data; 0 when both are empty
 	nameLen    uint32 // jute.maxbuffer bounds names and data far below 4 GiB
 	dataLen    uint32 // or nilData
 	gen        uint32 // the newest Frozen view it was saved for, or created under
@@ -67,56 +68,13 @@ type node struct {
 // emptyData is what empty, non-nil data is returned as.
 var emptyData = []byte{}
 
-// name returns the node's name ("" for the root), sharing its buffer.
-func (n *node) name() string {
-	if n.nameLen == 0 {
-		return ""
-	}
-	return unsafe.String(n.buf, n.nameLen)
-}
-
-// getData returns the data, shared: callers must not modify it.
-func (n *node) getData() []byte {
-	return bufData(n.buf, n.nameLen, n.dataLen)
-}
-
-func bufData(buf *byte, nameLen, dataLen uint32) []byte {
-	switch dataLen {
-	case nilData:
-		return nil
-	case 0:
-		return emptyData
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(buf), nameLen)), dataLen)
-}
-
-// dataLength is len(getData()) without building the slice.
+// dataLength is the data's length, 0 for nil data.
 func (n *node) dataLength() int {
 	if n.dataLen == nilData {
 		return 0
 	}
 	return int(n.dataLen)
 }
-
-// setBuf gives the node name and data in a new buffer. The old buffer is
-// left as it was: readers and frozen views may still hold it.
-func (n *node) setBuf(name string, data []byte) {
-	n.nameLen = uint32(len(name))
-	n.dataLen = uint32(len(data))
-	if data == nil {
-		n.dataLen = nilData
-	}
-	if len(name)+len(data) == 0 {
-		n.buf = nil
-		return
-	}
-	b := make([]byte, len(name)+len(data))
-	copy(b[copy(b, name):], data)
-	n.buf = &b[0]
-}
-
-// setData replaces the data and keeps the name.
-func (n *node) setData(data []byte) { n.setBuf(n.name(), data) }
 
 func (n *node) numChildren() int32 { return int32(n.numKids) }
 
@@ -163,7 +121,8 @@ func (s *slab) alloc() nodeID {
 	return first
 }
 
-// release puts a slot back on the free list, dropping its buffer.
+// release puts a slot back on the free list; its record was freed first
+// (Tree.dropBuf).
 func (s *slab) release(id nodeID) {
 	s.count--
 	*s.at(id) = node{next: s.free}
@@ -246,7 +205,7 @@ func (t *Tree) pathIs(id nodeID, path string) bool {
 		if n.parent == 0 {
 			return path == Root
 		}
-		name := n.name()
+		name := t.bufs.name(n)
 		if len(path) < len(name)+1 || path[len(path)-len(name):] != name || path[len(path)-len(name)-1] != '/' {
 			return false
 		}
@@ -272,7 +231,7 @@ func (t *Tree) pathOf(id nodeID) string {
 	for i := id; i != rootID; i = t.nodes.at(i).parent {
 		n := t.nodes.at(i)
 		end -= int(n.nameLen)
-		copy(b[end:], n.name())
+		copy(b[end:], t.bufs.name(n))
 		end--
 		b[end] = '/'
 	}

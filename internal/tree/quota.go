@@ -88,7 +88,7 @@ func (t *Tree) updateQuota(path string, bytesDiff, countDiff int64) {
 	if id == 0 {
 		return // Apache logs "Missing node for stat" and goes on
 	}
-	st := parseStats(t.nodes.at(id).getData())
+	st := parseStats(t.bufs.data(t.nodes.at(id)))
 	st.set(statCount, st.get(statCount)+countDiff)
 	st.set(statBytes, st.get(statBytes)+bytesDiff)
 	t.replaceData(statPath, id, st.bytes())
@@ -129,7 +129,7 @@ func (t *Tree) replaceData(path string, id nodeID, data []byte) {
 	n := t.nodes.at(id)
 	t.dataSize += int64(len(data) - n.dataLength())
 	t.undigest(path, n)
-	n.setData(data)
+	t.setData(id, data)
 	t.redigest(path, n)
 }
 
@@ -158,7 +158,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if ln == nil {
 		return nil
 	}
-	limits := parseStats(ln.getData())
+	limits := parseStats(t.bufs.data(ln))
 	checkCount := countDiff != 0 && (limits.get(statCount) > -1 || limits.get(statCountHard) > -1)
 	checkBytes := bytesDiff != 0 && (limits.get(statBytes) > -1 || limits.get(statByteHard) > -1)
 	if !checkCount && !checkBytes {
@@ -168,7 +168,7 @@ func (t *Tree) CheckQuota(path string, bytesDiff, countDiff int64) []QuotaOverru
 	if sn == nil {
 		return nil
 	}
-	cur := parseStats(sn.getData())
+	cur := parseStats(t.bufs.data(sn))
 	var out []QuotaOverrun
 	if checkCount {
 		out = overrun(out, prefix, true, cur.get(statCount)+countDiff, limits.get(statCount), limits.get(statCountHard))

@@ -20,6 +20,7 @@ var readACL = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID:
 type Tree struct {
 	nodes      slab
 	index      pathIndex
+	bufs       bufStore
 	names      nameCache
 	acls       aclTable
 	ephemerals map[int64]map[nodeID]struct{} // session -> its ephemeral nodes
@@ -85,6 +86,7 @@ func (c *nameCache) put(id nodeID, names []string) {
 func New() *Tree {
 	t := &Tree{
 		index:      newPathIndex(),
+		bufs:       newBufStore(),
 		acls:       newACLTable(),
 		ephemerals: make(map[int64]map[nodeID]struct{}),
 		containers: make(map[nodeID]struct{}),
@@ -92,8 +94,8 @@ func New() *Tree {
 		quotas:     make(map[string]struct{}),
 	}
 	root := t.nodes.alloc()
+	t.setBuf(root, "", []byte{})
 	n := t.nodes.at(root)
-	n.setBuf("", []byte{})
 	n.acl = t.acls.intern(openACL)
 	t.indexAdd(Root, root)
 	t.dataSize = int64(len(Root))
@@ -125,8 +127,8 @@ func (t *Tree) link(parent nodeID, name, path string, data []byte, acl uint32, s
 func (t *Tree) linkHashed(parent nodeID, name, path string, h uint64, head nodeID, data []byte, acl uint32, st StatPersisted) nodeID {
 	t.touch(parent)
 	id := t.nodes.alloc()
+	t.setBuf(id, name, data)
 	n := t.nodes.at(id)
-	n.setBuf(name, data)
 	n.acl, n.stat, n.gen = acl, st, t.gen
 	t.addKid(parent, id)
 	t.nodes.at(id).hashNext = head
@@ -166,7 +168,7 @@ func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
 	if n == nil {
 		return nil, jute.Stat{}, jute.NoNode
 	}
-	return n.getData(), n.report(), nil
+	return t.bufs.data(n), n.report(), nil
 }
 
 // Children returns the names of path's children in sorted order, in a new
@@ -192,8 +194,8 @@ func (t *Tree) sortedNames(id nodeID) []string {
 	if names, ok := t.names.get(id); ok {
 		return names
 	}
-	// One string holds every name, so the cached list pins no node's
-	// buffer after its data changes.
+	// One string holds every name, so the cached list pins no chunk of
+	// the store after its records move.
 	var size int
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
 		size += int(t.nodes.at(c).nameLen)
@@ -201,7 +203,7 @@ func (t *Tree) sortedNames(id nodeID) []string {
 	var all strings.Builder
 	all.Grow(size)
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
-		all.WriteString(t.nodes.at(c).name())
+		all.WriteString(t.bufs.name(t.nodes.at(c)))
 	}
 	s := all.String()
 	names := make([]string, 0, n.numKids)
@@ -305,5 +307,5 @@ func (t *Tree) Lookup(path string) (Info, bool) {
 		return Info{}, false
 	}
 	n := t.nodes.at(id)
-	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: t.acls.get(n.acl).acl, Data: n.getData(), Ref: Ref{id}}, true
+	return Info{Stat: n.stat, NumChildren: n.numChildren(), ACL: t.acls.get(n.acl).acl, Data: t.bufs.data(n), Ref: Ref{id}}, true
 }

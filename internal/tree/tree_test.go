@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -549,30 +550,59 @@ func TestConcurrentReads(t *testing.T) {
 	wg.Wait()
 }
 
-// A node stays at 112 bytes: a 3M-znode tree is mostly nodes, and a
-// chunk of them must stay under the collector's 128 KiB oblet.
+// A node stays at 112 bytes, a size class of the allocator: a 3M-znode
+// tree is mostly nodes.
 func TestNodeSize(t *testing.T) {
 	if got := unsafe.Sizeof(node{}); got != 112 {
 		t.Fatalf("node is %d bytes; want 112", got)
 	}
-	if got := unsafe.Sizeof([chunkSize]node{}); got > 128<<10 {
-		t.Fatalf("chunk is %d bytes; want at most 128 KiB", got)
+}
+
+// The slab holds no pointers, so the collector never scans it: a field
+// that is or holds a pointer would make every collection trace every
+// node (issue 17).
+func TestNodeHoldsNoPointers(t *testing.T) {
+	var holds func(reflect.Type) bool
+	holds = func(typ reflect.Type) bool {
+		switch typ.Kind() {
+		case reflect.Pointer, reflect.UnsafePointer, reflect.Slice, reflect.Map, reflect.String,
+			reflect.Interface, reflect.Chan, reflect.Func:
+			return true
+		case reflect.Array:
+			return holds(typ.Elem())
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				if holds(typ.Field(i).Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if holds(reflect.TypeFor[[chunkSize]node]()) {
+		t.Fatal("a chunk of nodes holds a pointer")
 	}
 }
 
-// Data keeps nil and empty apart and gives back the bytes it was given.
+// Data keeps nil and empty apart and gives back the bytes it was given,
+// small or large enough for a chunk of its own.
 func TestNodeData(t *testing.T) {
-	for _, data := range [][]byte{nil, {}, []byte("x"), make([]byte, 1000)} {
-		var n node
-		n.setBuf("name", data)
-		got := n.getData()
-		if n.name() != "name" {
-			t.Fatalf("name() = %q after setBuf", n.name())
+	tr := New()
+	for i, data := range [][]byte{nil, {}, []byte("x"), make([]byte, 1000), bytes.Repeat([]byte("y"), bufChunkBytes)} {
+		path := fmt.Sprintf("/n%d", i)
+		mustCreate(t, tr, path, data, 0, 1)
+		got, _, err := tr.Get(path)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if (got == nil) != (data == nil) || !bytes.Equal(got, data) || len(got) != len(data) {
-			t.Fatalf("getData() = %v (nil %v); set %v (nil %v)", got, got == nil, data, data == nil)
+			t.Fatalf("Get = %d bytes (nil %v); set %d (nil %v)", len(got), got == nil, len(data), data == nil)
+		}
+		if kids, _, _ := tr.Children("/"); !slices.Contains(kids, path[1:]) {
+			t.Fatalf("children of / = %v, no %s", kids, path[1:])
 		}
 	}
+	checkInvariants(t, tr)
 }
 
 // TestRestoreAnyOrder: Restore looks for a parent near the node restored

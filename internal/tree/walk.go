@@ -30,7 +30,7 @@ func (t *Tree) Walk(fn func(path string, n Node) bool) {
 func (t *Tree) walk(path string, id nodeID, fn func(string, Node) bool) bool {
 	n := t.nodes.at(id)
 	e := t.acls.get(n.acl)
-	view := Node{Data: n.getData(), ACL: e.acl, ACLID: e.id, Stat: n.stat, NumChildren: n.numChildren()}
+	view := Node{Data: t.bufs.data(n), ACL: e.acl, ACLID: e.id, Stat: n.stat, NumChildren: n.numChildren()}
 	if !fn(path, view) {
 		return false
 	}
@@ -41,7 +41,7 @@ func (t *Tree) walk(path string, id nodeID, fn func(string, Node) bool) bool {
 	// cache.
 	refs := make([]childRef, 0, n.numKids)
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
-		refs = append(refs, childRef{t.nodes.at(c).name(), c})
+		refs = append(refs, childRef{t.bufs.name(t.nodes.at(c)), c})
 	}
 	slices.SortFunc(refs, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
 	for _, c := range refs {
@@ -59,7 +59,7 @@ func (t *Tree) each(fn func(path string, id nodeID, n *node)) {
 		n := t.nodes.at(id)
 		fn(path, id, n)
 		for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
-			rec(Join(path, t.nodes.at(c).name()), c)
+			rec(Join(path, t.bufs.name(t.nodes.at(c))), c)
 		}
 	}
 	rec(Root, rootID)
@@ -83,11 +83,11 @@ func (t *Tree) Digest() uint64 {
 func (t *Tree) appendNodeKey(b []byte, path string, n *node) []byte {
 	b = append(b, path...)
 	b = append(b, 0)
-	if n.getData() == nil {
+	if t.bufs.data(n) == nil {
 		b = binary.BigEndian.AppendUint32(b, ^uint32(0))
 	} else {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(n.getData())))
-		b = append(b, n.getData()...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(t.bufs.data(n))))
+		b = append(b, t.bufs.data(n)...)
 	}
 	s := &n.stat
 	for _, v := range [...]int64{s.Czxid, s.Mzxid, s.Ctime, s.Mtime, s.EphemeralOwner, s.Pzxid} {
@@ -205,7 +205,61 @@ func (t *Tree) CheckInvariants() error {
 	if err := t.checkApacheDigest(); err != nil {
 		return err
 	}
+	if err := t.checkBufs(); err != nil {
+		return err
+	}
 	return t.checkACLRefs()
+}
+
+// checkBufs verifies that every node's record names it and has its
+// length, that the store's counts add up, and that every chunk but the
+// one being filled and those waiting for compaction is at least half
+// live.
+func (t *Tree) checkBufs() error {
+	s := &t.bufs
+	live := make([]int, len(s.chunks))
+	var err error
+	t.each(func(path string, id nodeID, n *node) {
+		size := n.payload()
+		if n.buf == 0 {
+			if size != 0 && err == nil {
+				err = fmt.Errorf("%w: %s has %d bytes and no record", ErrInconsistent, path, size)
+			}
+			return
+		}
+		c, off := int(n.buf>>32), int(uint32(n.buf))
+		if c >= len(s.chunks) || off < bufHeader || off+size > len(s.chunks[c].b) {
+			if err == nil {
+				err = fmt.Errorf("%w: %s has record %#x outside the store", ErrInconsistent, path, n.buf)
+			}
+			return
+		}
+		hdr := s.chunks[c].b[off-bufHeader:]
+		if nodeID(binary.LittleEndian.Uint32(hdr)) != id || int(binary.LittleEndian.Uint32(hdr[4:])) != size {
+			if err == nil {
+				err = fmt.Errorf("%w: the record of %s names another node or length", ErrInconsistent, path)
+			}
+		}
+		live[c] += bufHeader + size
+	})
+	if err != nil {
+		return err
+	}
+	held, total := 0, 0
+	for c, ch := range s.chunks {
+		if live[c] != ch.live {
+			return fmt.Errorf("%w: chunk %d has %d live bytes, counts %d", ErrInconsistent, c, live[c], ch.live)
+		}
+		if ch.b != nil && uint32(c) != s.cur && !ch.queued && ch.live*2 < len(ch.b) {
+			return fmt.Errorf("%w: chunk %d is %d of %d bytes live and not queued", ErrInconsistent, c, ch.live, len(ch.b))
+		}
+		held += len(ch.b)
+		total += ch.live
+	}
+	if held != s.held || total != s.live {
+		return fmt.Errorf("%w: store holds %d bytes, %d live; counts %d, %d", ErrInconsistent, held, total, s.held, s.live)
+	}
+	return nil
 }
 
 func (t *Tree) checkLinks() error {
@@ -245,9 +299,9 @@ func (t *Tree) checkKids(path string, id nodeID) error {
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
 		k := t.nodes.at(c)
 		if k.parent != id || k.prev != prev {
-			return fmt.Errorf("%w: bad links at child %s of %s", ErrInconsistent, k.name(), path)
+			return fmt.Errorf("%w: bad links at child %s of %s", ErrInconsistent, t.bufs.name(k), path)
 		}
-		names = append(names, k.name())
+		names = append(names, t.bufs.name(k))
 		prev = c
 	}
 	if len(names) != int(n.numKids) {

@@ -164,7 +164,7 @@ func (t *Tree) unlink(path string, id nodeID) {
 	n := t.nodes.at(id)
 	for n.firstChild != 0 {
 		c := n.firstChild
-		t.unlink(Join(path, t.nodes.at(c).name()), c)
+		t.unlink(Join(path, t.bufs.name(t.nodes.at(c))), c)
 	}
 	t.undigest(path, n)
 	t.indexRemove(path, id)
@@ -176,6 +176,7 @@ func (t *Tree) unlink(path string, id nodeID) {
 	t.updateQuota(path, -int64(n.dataLength()), -1)
 	t.removeKid(id)
 	t.names.forget(id)
+	t.dropBuf(id)
 	t.nodes.release(id)
 }
 
@@ -198,7 +199,7 @@ func (t *Tree) SetDataAt(ref Ref, path string, data []byte, version int32, zxid,
 	t.touch(id)
 	t.undigest(path, n)
 	diff := int64(len(data) - n.dataLength())
-	n.setData(data)
+	t.setData(id, data)
 	n.stat.Mtime = time
 	n.stat.Mzxid = zxid
 	n.stat.Version = version

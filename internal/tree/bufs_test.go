@@ -1,0 +1,139 @@
+package tree
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// churn sets random data, of random sizes and sometimes nil, on random
+// nodes of paths, and records it in want.
+func churn(t *testing.T, tr *Tree, r *rand.Rand, paths []string, want map[string][]byte, steps int, zxid *int64) {
+	t.Helper()
+	for range steps {
+		p := paths[r.IntN(len(paths))]
+		var data []byte
+		if r.IntN(8) != 0 {
+			data = make([]byte, r.IntN(60))
+			for i := range data {
+				data[i] = byte(r.Uint32())
+			}
+		}
+		*zxid++
+		if _, err := tr.SetData(p, data, 1, *zxid, *zxid); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = data
+	}
+}
+
+func checkData(t *testing.T, tr *Tree, want map[string][]byte) {
+	t.Helper()
+	for p, data := range want {
+		got, _, err := tr.Get(p)
+		if err != nil || !bytes.Equal(got, data) || (got == nil) != (data == nil) {
+			t.Fatalf("Get(%s) = %q, %v; set %q", p, got, err, data)
+		}
+	}
+	checkInvariants(t, tr)
+}
+
+// smallChunks makes tr's store use chunks of size bytes from now on.
+func smallChunks(tr *Tree, size int) {
+	tr.bufs.chunkBytes = size
+	tr.bufs.retire()
+}
+
+// newChurnTree returns a tree with small chunks and n nodes with data.
+func newChurnTree(t *testing.T, n int) (*Tree, []string, map[string][]byte) {
+	t.Helper()
+	tr := New()
+	smallChunks(tr, 512)
+	want := map[string][]byte{}
+	var paths []string
+	for i := range n {
+		p := fmt.Sprintf("/node-%d", i)
+		mustCreate(t, tr, p, []byte(p), 0, int64(i+1))
+		paths = append(paths, p)
+		want[p] = []byte(p)
+	}
+	return tr, paths, want
+}
+
+// A store under any pattern of changes holds about twice its live bytes:
+// chunks under half live are compacted, empty ones dropped; the data read
+// back is what was set; and data read before a change stays as it was,
+// though its record was freed and its chunk compacted.
+func TestBufStoreCompacts(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tr, paths, want := newChurnTree(t, 300)
+	zxid := int64(1000)
+	old, _, _ := tr.Get(paths[0])
+	oldCopy := bytes.Clone(old)
+	for round := range 20 {
+		churn(t, tr, r, paths, want, 500, &zxid)
+		checkData(t, tr, want)
+		s := &tr.bufs
+		if s.held > 2*s.live+s.chunkBytes {
+			t.Fatalf("round %d: store holds %d bytes for %d live", round, s.held, s.live)
+		}
+	}
+	if !bytes.Equal(old, oldCopy) {
+		t.Fatalf("data read before the changes became %q, was %q", old, oldCopy)
+	}
+	// Deleting every node leaves one chunk at most: the one being filled.
+	for _, p := range paths {
+		zxid++
+		if err := tr.DeleteNode(p, zxid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkInvariants(t, tr)
+	if s := &tr.bufs; s.held > s.chunkBytes {
+		t.Fatalf("after deleting every node the store holds %d bytes, %d live", s.held, s.live)
+	}
+}
+
+// An open Frozen view reads records where they were at the freeze, so
+// compaction waits for it: the view walks the data of its freeze however
+// much changes meanwhile, and once it is closed the next change compacts.
+func TestBufStoreWaitsForViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	tr, paths, want := newChurnTree(t, 300)
+	zxid := int64(1000)
+	churn(t, tr, r, paths, want, 500, &zxid)
+	frozenWant := map[string][]byte{}
+	for p, d := range want {
+		frozenWant[p] = d
+	}
+	f := tr.Freeze()
+	churn(t, tr, r, paths, want, 3000, &zxid)
+	checkData(t, tr, want)
+	s := &tr.bufs
+	if len(s.pending) == 0 {
+		t.Fatal("no chunk waits for compaction after 3,000 changes under an open view")
+	}
+	seen := 0
+	err := f.Walk(func(path []byte, n Node) error {
+		if d, ok := frozenWant[string(path)]; ok {
+			seen++
+			if !bytes.Equal(n.Data, d) || (n.Data == nil) != (d == nil) {
+				return fmt.Errorf("view of %s = %q; at the freeze %q", path, n.Data, d)
+			}
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != len(frozenWant) {
+		t.Fatalf("view walked %d of %d nodes", seen, len(frozenWant))
+	}
+	f.Close()
+	churn(t, tr, r, paths, want, 1, &zxid)
+	checkData(t, tr, want)
+	if len(s.pending) != 0 || s.held > 2*s.live+s.chunkBytes {
+		t.Fatalf("after the view closed: %d chunks wait, store holds %d bytes for %d live", len(s.pending), s.held, s.live)
+	}
+}
