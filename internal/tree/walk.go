@@ -212,9 +212,8 @@ func (t *Tree) CheckInvariants() error {
 }
 
 // checkBufs verifies that every node's record names it and has its
-// length, that the store's counts add up, and that every chunk but the
-// one being filled and those waiting for compaction is at least half
-// live.
+// length, that the store's counts add up, and that no chunk but the one
+// being filled is sparse without waiting for compaction.
 func (t *Tree) checkBufs() error {
 	s := &t.bufs
 	live := make([]int, len(s.chunks))
@@ -250,7 +249,7 @@ func (t *Tree) checkBufs() error {
 		if live[c] != ch.live {
 			return fmt.Errorf("%w: chunk %d has %d live bytes, counts %d", ErrInconsistent, c, live[c], ch.live)
 		}
-		if ch.b != nil && uint32(c) != s.cur && !ch.queued && ch.live*2 < len(ch.b) {
+		if ch.b != nil && uint32(c) != s.cur && !ch.queued && sparse(ch.live, len(ch.b)) {
 			return fmt.Errorf("%w: chunk %d is %d of %d bytes live and not queued", ErrInconsistent, c, ch.live, len(ch.b))
 		}
 		held += len(ch.b)
