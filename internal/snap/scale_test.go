@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -82,33 +81,46 @@ func BenchmarkSetDataDuringSnapshot(b *testing.B) {
 	zxid := int64(1 << 40)
 	for _, snapshotting := range []bool{false, true} {
 		b.Run(fmt.Sprintf("snapshotting=%v", snapshotting), func(b *testing.B) {
-			var stop atomic.Bool
+			// The writer freezes (Freeze is the writer's, as in the
+			// replica) each time the walker asks for a view.
+			want, views := make(chan struct{}, 1), make(chan *tree.Frozen, 1)
 			done := make(chan int, 1)
 			if snapshotting {
 				go func() {
 					walked := 0
-					for !stop.Load() {
-						f := tr.Freeze()
+					for {
+						want <- struct{}{}
+						f, ok := <-views
+						if !ok {
+							done <- walked
+							return
+						}
 						w := NewWriter(io.Discard, Meta{}, CompressNone)
-						if err := f.Walk(func(p []byte, nd tree.Node) error {
+						err := f.Walk(func(p []byte, nd tree.Node) error {
+							walked++
 							return w.AddNodeBytes(p, nd.Data, nd.ACL, nd.Stat)
-						}, nil); err != nil {
+						}, nil)
+						f.Close()
+						if err != nil {
 							panic(err)
 						}
-						f.Close()
-						walked += tr.NodeCount()
 					}
-					done <- walked
 				}()
 			}
 			for i := 0; b.Loop(); i++ {
+				select {
+				case <-want:
+					views <- tr.Freeze()
+				default:
+				}
 				zxid++
 				if _, err := tr.SetData(paths[(i*7919)%len(paths)], data, int32(i), zxid, 1); err != nil {
 					b.Fatal(err)
 				}
 			}
-			stop.Store(true)
 			if snapshotting {
+				<-want
+				close(views)
 				b.ReportMetric(float64(<-done), "znodes-walked")
 			}
 		})
