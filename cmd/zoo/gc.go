@@ -12,9 +12,10 @@ import (
 // The server's collector setting (issue 14). At Go's default GOGC=100 the
 // heap may grow to twice the live heap before a collection, and RSS
 // follows the heap goal: a 1M-znode tree of ≈250 MB live held ≈460 MiB of
-// RSS. The tree is a few large, mostly pointer-free slabs (internal/tree),
-// so a collection of a large tree is cheap (≈0.1 s of CPU at 1M znodes)
-// and the server can afford to collect more often. Zoo therefore gives the
+// RSS. The tree is large pointer-free chunks (internal/tree), which the
+// collector marks without scanning (a full collection of a 3M-znode tree
+// takes ≈10 ms of CPU in BenchmarkPrepApplyScale), so the server can
+// afford to collect more often. Zoo therefore gives the
 // heap a headroom of a quarter of the live heap, but never less than
 // gcMinHeadroom: a small server keeps Go's default, so its collections do
 // not run every few requests, and a large one keeps RSS within ≈1.25x its
