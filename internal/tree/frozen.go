@@ -133,12 +133,17 @@ func (t *Tree) dropClosed() {
 }
 
 // markSaved sets id's bit in savedBits. Only nodes of the view are
-// saved for it, and their ids are in its chunks.
+// saved for it, so their ids are in its chunks and the first allocation
+// is the last; it grows anyway rather than trust that.
 func (f *Frozen) markSaved(id nodeID) {
 	if f.savedBits == nil {
 		f.savedBits = make([]uint64, len(f.chunks)*chunkSize/64)
 	}
-	f.savedBits[id/64] |= 1 << (id % 64)
+	w := int(id / 64)
+	if w >= len(f.savedBits) {
+		f.savedBits = append(f.savedBits, make([]uint64, w+1-len(f.savedBits))...)
+	}
+	f.savedBits[w] |= 1 << (id % 64)
 }
 
 // savedCopy returns id's saved copy, if the writer saved one.
