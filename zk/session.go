@@ -317,6 +317,12 @@ func (c *Client) deadErr() error {
 // flight (it may take effect), its result is dropped, and a watch it
 // would have set is not registered.
 func (c *Client) do(ctx context.Context, cl *call) error {
+	// A context already done sends nothing: once queued, the writer may
+	// send the call before the select below sees ctx end, and its result
+	// would then be returned as if ctx had been live.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := c.submit(ctx, cl); err != nil {
 		return err
 	}
