@@ -43,7 +43,6 @@ type bufStore struct {
 	pending []uint32
 	// chunkBytes is the size of a shared chunk; tests shrink it.
 	chunkBytes int
-	held, live int // bytes in chunks, and in live records
 }
 
 // bufChunk is one chunk of the store.
@@ -93,7 +92,6 @@ func (s *bufStore) add(owner nodeID, name string, data []byte) bufRef {
 	binary.LittleEndian.PutUint32(rec[4:], uint32(size))
 	copy(rec[bufHeader+copy(rec[bufHeader:], name):], data)
 	ch.live += need
-	s.live += need
 	return bufRef(uint64(c)<<32 | uint64(off+bufHeader))
 }
 
@@ -111,7 +109,6 @@ func (s *bufStore) retire() {
 }
 
 func (s *bufStore) newChunk(size int) uint32 {
-	s.held += size
 	ch := bufChunk{b: make([]byte, size)}
 	if n := len(s.free); n > 0 {
 		c := s.free[n-1]
@@ -130,7 +127,6 @@ func (s *bufStore) release(ref bufRef, size int) {
 	}
 	c := uint32(ref >> 32)
 	s.chunks[c].live -= bufHeader + size
-	s.live -= bufHeader + size
 	s.check(c)
 }
 
@@ -142,7 +138,6 @@ func (s *bufStore) check(c uint32) {
 	switch {
 	case c == s.cur:
 	case ch.live == 0:
-		s.held -= len(ch.b)
 		*ch = bufChunk{queued: ch.queued}
 		if !ch.queued { // else compact frees the number, which pending holds
 			s.free = append(s.free, c)
@@ -151,6 +146,16 @@ func (s *bufStore) check(c uint32) {
 		ch.queued = true
 		s.pending = append(s.pending, c)
 	}
+}
+
+// size returns the bytes the store holds in chunks and, of those, in
+// live records. It walks the chunk table: for tests and checks.
+func (s *bufStore) size() (held, live int) {
+	for _, ch := range s.chunks {
+		held += len(ch.b)
+		live += ch.live
+	}
+	return held, live
 }
 
 // name returns n's name ("" for the root), sharing the store's bytes.

@@ -75,8 +75,8 @@ func TestBufStoreCompacts(t *testing.T) {
 		churn(t, tr, r, paths, want, 500, &zxid)
 		checkData(t, tr, want)
 		s := &tr.bufs
-		if 2*s.held > 3*s.live+2*s.chunkBytes {
-			t.Fatalf("round %d: store holds %d bytes for %d live", round, s.held, s.live)
+		if held, live := s.size(); 2*held > 3*live+2*s.chunkBytes {
+			t.Fatalf("round %d: store holds %d bytes for %d live", round, held, live)
 		}
 	}
 	if !bytes.Equal(old, oldCopy) {
@@ -90,8 +90,8 @@ func TestBufStoreCompacts(t *testing.T) {
 		}
 	}
 	checkInvariants(t, tr)
-	if s := &tr.bufs; s.held > s.chunkBytes {
-		t.Fatalf("after deleting every node the store holds %d bytes, %d live", s.held, s.live)
+	if held, live := tr.bufs.size(); held > tr.bufs.chunkBytes {
+		t.Fatalf("after deleting every node the store holds %d bytes, %d live", held, live)
 	}
 }
 
@@ -133,7 +133,7 @@ func TestBufStoreWaitsForViews(t *testing.T) {
 	f.Close()
 	churn(t, tr, r, paths, want, 1, &zxid)
 	checkData(t, tr, want)
-	if len(s.pending) != 0 || 2*s.held > 3*s.live+2*s.chunkBytes {
-		t.Fatalf("after the view closed: %d chunks wait, store holds %d bytes for %d live", len(s.pending), s.held, s.live)
+	if held, live := s.size(); len(s.pending) != 0 || 2*held > 3*live+2*s.chunkBytes {
+		t.Fatalf("after the view closed: %d chunks wait, store holds %d bytes for %d live", len(s.pending), held, live)
 	}
 }
