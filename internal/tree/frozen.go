@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
@@ -178,31 +179,129 @@ func (f *Frozen) view(id nodeID) savedNode {
 	return v
 }
 
-// childRef is a child on the walk's stack.
+// childRef is a child on the walk's stack: its id, and the first 16
+// bytes of its name as two big-endian integers, zero-padded. Sorting
+// children compares keys and moves 24 bytes; a 3M-znode walk that
+// compared names, scattered over the record store, spent half its time
+// in the sort (issue 17).
 type childRef struct {
-	name string
-	id   nodeID
+	key [2]uint64
+	id  nodeID
 }
 
-// names returns kids with their names as they were at the freeze. A
-// name never changes while its node lives, and a record is never written
-// after it is made, so the strings stay valid.
-func (f *Frozen) names(kids []nodeID) []childRef {
+func newChildRef(name string, id nodeID) childRef {
+	var b [16]byte
+	copy(b[:], name)
+	return childRef{key: [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}, id: id}
+}
+
+// sortKids sorts refs by name, which name returns; scratch is a buffer
+// it may reuse. Keys compare as their names' first 16 bytes do, except
+// that a name shorter than 16 bytes reads as if padded with zero bytes,
+// which only ties it with the names it is a prefix of. So sorting by
+// key, then each run of equal keys by name, sorts by name.
+func sortKids(refs []childRef, scratch *[]childRef, name func(nodeID) string) {
+	if len(refs) < 2 {
+		return
+	}
+	if cap(*scratch) < len(refs) {
+		*scratch = make([]childRef, len(refs))
+	}
+	sortByKey(refs, (*scratch)[:len(refs)])
+	for i := 0; i < len(refs); {
+		j := i + 1
+		for j < len(refs) && refs[j].key == refs[i].key {
+			j++
+		}
+		if j-i > 1 {
+			sortTied(refs[i:j], name)
+		}
+		i = j
+	}
+}
+
+// sortByKey sorts refs by key with tmp as a buffer of the same length:
+// a radix sort, least significant byte first, skipping the bytes that
+// every key shares. Siblings' names mostly differ in a few bytes
+// ("node-0000123"), so it takes a few passes over the refs, where a
+// comparison sort of 1,000 children took 180 µs of mispredicted
+// branches.
+func sortByKey(refs, tmp []childRef) {
+	all, any := [2]uint64{^uint64(0), ^uint64(0)}, [2]uint64{}
+	for _, r := range refs {
+		all[0], all[1] = all[0]&r.key[0], all[1]&r.key[1]
+		any[0], any[1] = any[0]|r.key[0], any[1]|r.key[1]
+	}
+	src, dst := refs, tmp
+	for b := 15; b >= 0; b-- {
+		word, shift := b/8, uint(7-b%8)*8
+		if (all[word]^any[word])>>shift&0xff == 0 {
+			continue // the same in every key
+		}
+		var at [256]int
+		for _, r := range src {
+			at[byte(r.key[word]>>shift)]++
+		}
+		sum := 0
+		for i, n := range at {
+			at[i], sum = sum, sum+n
+		}
+		for _, r := range src {
+			k := byte(r.key[word] >> shift)
+			dst[at[k]] = r
+			at[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &refs[0] {
+		copy(refs, src)
+	}
+}
+
+// sortTied sorts refs, whose names share their first 16 bytes, by name,
+// reading each name once.
+func sortTied(refs []childRef, name func(nodeID) string) {
+	type named struct {
+		name string
+		ref  childRef
+	}
+	tied := make([]named, len(refs))
+	for i, r := range refs {
+		tied[i] = named{name(r.id), r}
+	}
+	slices.SortFunc(tied, func(a, b named) int { return strings.Compare(a.name, b.name) })
+	for i, t := range tied {
+		refs[i] = t.ref
+	}
+}
+
+// kidRefs returns kids with their keys, from their names as they were at
+// the freeze.
+func (f *Frozen) kidRefs(kids []nodeID) []childRef {
 	refs := make([]childRef, len(kids))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, id := range kids {
-		var buf bufRef
-		var l uint32
-		if s, ok := f.savedCopy(id); ok {
-			buf, l = s.buf, s.nameLen
-		} else {
-			n := atChunk(f.chunks, id)
-			buf, l = n.buf, n.nameLen
-		}
-		refs[i] = childRef{id: id, name: recName(f.bufs, buf, l)}
+		refs[i] = newChildRef(f.nameLocked(id), id)
 	}
 	return refs
+}
+
+// name returns id's name as it was at the freeze. A name never changes
+// while its node lives, and a record is never written after it is made,
+// so the string stays valid.
+func (f *Frozen) name(id nodeID) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nameLocked(id)
+}
+
+func (f *Frozen) nameLocked(id nodeID) string {
+	if s, ok := f.savedCopy(id); ok {
+		return recName(f.bufs, s.buf, s.nameLen)
+	}
+	n := atChunk(f.chunks, id)
+	return recName(f.bufs, n.buf, n.nameLen)
 }
 
 // walkFrame is one directory on the walk's stack: its children in sorted
@@ -222,18 +321,24 @@ type walkFrame struct {
 func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 	var path []byte
 	var stack []walkFrame
-	visit := func(id nodeID) error {
+	var scratch []childRef
+	// visit calls fn for id, whose parent's path is path[:plen] (0 for
+	// the root's children), and pushes its children.
+	visit := func(id nodeID, plen int) error {
 		if f.closed.Load() {
 			return ErrFrozenClosed
 		}
 		v := f.view(id)
+		if id != rootID {
+			path = append(append(path[:plen], '/'), recName(f.bufs, v.buf, v.nameLen)...)
+		}
 		node := Node{Data: recData(f.bufs, v.buf, v.nameLen, v.dataLen), ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}
 		if err := fn(path, node); err != nil {
 			return err
 		}
 		if len(v.kids) > 0 {
-			refs := f.names(v.kids)
-			slices.SortFunc(refs, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
+			refs := f.kidRefs(v.kids)
+			sortKids(refs, &scratch, f.name)
 			plen := len(path)
 			if plen == len(Root) {
 				plen = 0 // the root's children are "/name"
@@ -246,7 +351,7 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 		return nil
 	}
 	path = append(path, Root...)
-	if err := visit(rootID); err != nil {
+	if err := visit(rootID, 0); err != nil {
 		return err
 	}
 	for len(stack) > 0 {
@@ -257,8 +362,7 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 		}
 		c := top.kids[top.next]
 		top.next++
-		path = append(append(path[:top.plen], '/'), c.name...)
-		if err := visit(c.id); err != nil {
+		if err := visit(c.id, top.plen); err != nil {
 			return err
 		}
 	}

@@ -231,3 +231,44 @@ func TestFreezeGenerationWraps(t *testing.T) {
 	diffWalks(t, frozenWalk(t, before), want)
 	diffWalks(t, frozenWalk(t, after), wantAfter)
 }
+
+// Children are walked in name order, byte by byte as strings.Compare
+// orders them, however their names share, or end within, the 16 bytes
+// the sort's keys hold: against a plain sort of random names drawn to
+// collide there.
+func TestSortKidsOrdersByName(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	stems := []string{"", "a", "node-", "lock-000000000", "member_000000000", "x-72057594037927936-", "\xff\xfe", "é"}
+	for round := range 500 {
+		n := 1 + r.IntN(300)
+		names := make([]string, 0, n)
+		seen := map[string]bool{}
+		for len(names) < n {
+			name := stems[r.IntN(len(stems))]
+			for range r.IntN(20) {
+				name += string(rune("0a\x01\x7f\xc3\xa9"[r.IntN(6)]))
+			}
+			if name == "" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			names = append(names, name)
+		}
+		refs := make([]childRef, n)
+		for i, name := range names {
+			refs[i] = newChildRef(name, nodeID(i))
+		}
+		var scratch []childRef
+		if round%2 == 1 {
+			scratch = make([]childRef, 1) // too small: replaced
+		}
+		sortKids(refs, &scratch, func(id nodeID) string { return names[id] })
+		want := slices.Clone(names)
+		slices.Sort(want)
+		for i, ref := range refs {
+			if names[ref.id] != want[i] {
+				t.Fatalf("round %d: child %d is %q, want %q", round, i, names[ref.id], want[i])
+			}
+		}
+	}
+}

@@ -57,3 +57,29 @@ func BenchmarkScaleLoad(b *testing.B) {
 		}
 	}))
 }
+
+// BenchmarkScaleFrozenWalk is a snapshot's walk of a frozen view: every
+// znode of a tree of ZOO_TREE_ZNODES, each parent's children created in
+// a random order. cpu-ns/znode is the walk's CPU per znode.
+func BenchmarkScaleFrozenWalk(b *testing.B) {
+	tr := tree.New()
+	treescale.FillShuffled(b, tr, treescale.Znodes(b), 1)
+	n := tr.NodeCount()
+	walked := 0
+	cpu0 := treescale.CPUTime(b)
+	for b.Loop() {
+		f := tr.Freeze()
+		err := f.Walk(func(path []byte, nd tree.Node) error {
+			walked++
+			return nil
+		}, nil)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if walked != b.N*n {
+		b.Fatalf("walked %d znodes in %d walks of %d", walked, b.N, n)
+	}
+	b.ReportMetric(float64((treescale.CPUTime(b)-cpu0).Nanoseconds())/float64(walked), "cpu-ns/znode")
+}

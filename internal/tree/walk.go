@@ -37,20 +37,23 @@ func (t *Tree) walk(path string, id nodeID, fn func(string, Node) bool) bool {
 	if n.numKids == 0 {
 		return true
 	}
-	// Names and ids, sorted: fn may read Children, which can replace the
+	// Ids, sorted by name: fn may read Children, which can replace the
 	// cache.
 	refs := make([]childRef, 0, n.numKids)
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
-		refs = append(refs, childRef{t.bufs.name(t.nodes.at(c)), c})
+		refs = append(refs, newChildRef(t.bufs.name(t.nodes.at(c)), c))
 	}
-	slices.SortFunc(refs, func(a, b childRef) int { return strings.Compare(a.name, b.name) })
+	sortKids(refs, new([]childRef), t.nameOf)
 	for _, c := range refs {
-		if !t.walk(Join(path, c.name), c.id, fn) {
+		if !t.walk(Join(path, t.nameOf(c.id)), c.id, fn) {
 			return false
 		}
 	}
 	return true
 }
+
+// nameOf is id's name.
+func (t *Tree) nameOf(id nodeID) string { return t.bufs.name(t.nodes.at(id)) }
 
 // each calls fn for every node with its path, in no particular order.
 func (t *Tree) each(fn func(path string, id nodeID, n *node)) {

@@ -18,6 +18,7 @@
 package treescale
 
 import (
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"strconv"
@@ -49,20 +50,39 @@ func Znodes(tb testing.TB) int {
 // Fill creates n znodes of 100 bytes in tr, 1,000 per parent under the
 // root, and returns their paths.
 func Fill(tb testing.TB, tr *tree.Tree, n int) []string {
+	return fill(tb, tr, n, nil)
+}
+
+// FillShuffled is Fill with each parent's children created in a random
+// order (seeded), as concurrent clients create them: a tree's child
+// lists are then not in name order.
+func FillShuffled(tb testing.TB, tr *tree.Tree, n int, seed uint64) []string {
+	return fill(tb, tr, n, rand.New(rand.NewPCG(seed, 0)))
+}
+
+func fill(tb testing.TB, tr *tree.Tree, n int, r *rand.Rand) []string {
 	tb.Helper()
 	paths := make([]string, 0, n)
-	for i := 0; len(paths) < n; i++ {
-		dir := "/scale-" + strconv.Itoa(i/1000)
-		if i%1000 == 0 {
-			if _, err := tr.CreateNode(dir, nil, OpenACL, 0, -1, int64(i+1), 1); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		p := dir + "/node-" + strconv.Itoa(i)
-		if _, err := tr.CreateNode(p, make([]byte, 100), OpenACL, 0, -1, int64(i+1), 1); err != nil {
+	for dir := 0; len(paths) < n; dir++ {
+		parent := "/scale-" + strconv.Itoa(dir)
+		if _, err := tr.CreateNode(parent, nil, OpenACL, 0, -1, int64(len(paths)+1), 1); err != nil {
 			tb.Fatal(err)
 		}
-		paths = append(paths, p)
+		kids := min(1000, n-len(paths))
+		order := make([]int, kids)
+		for i := range order {
+			order[i] = dir*1000 + i
+		}
+		if r != nil {
+			r.Shuffle(kids, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
+		for _, i := range order {
+			p := parent + "/node-" + strconv.Itoa(i)
+			if _, err := tr.CreateNode(p, make([]byte, 100), OpenACL, 0, -1, int64(len(paths)+1), 1); err != nil {
+				tb.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
 	}
 	return paths
 }
