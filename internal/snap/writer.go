@@ -107,6 +107,8 @@ type Writer struct {
 
 	byPtr     map[aclKey]uint64
 	byContent map[string]uint64
+	lastACL   aclKey // the list of the last node, and its id
+	lastID    uint64
 	prevPath  []byte
 
 	nodes, sessions uint64
@@ -200,7 +202,11 @@ func (w *Writer) aclID(acl []jute.ACL) uint64 {
 	var k aclKey
 	if len(acl) > 0 {
 		k = aclKey{&acl[0], len(acl)}
+		if k == w.lastACL {
+			return w.lastID // siblings mostly share one list
+		}
 		if id, ok := w.byPtr[k]; ok {
+			w.lastACL, w.lastID = k, id
 			return id
 		}
 	}
@@ -216,6 +222,7 @@ func (w *Writer) aclID(acl []jute.ACL) uint64 {
 	}
 	if len(acl) > 0 {
 		w.byPtr[k] = id
+		w.lastACL, w.lastID = k, id
 	}
 	return id
 }
