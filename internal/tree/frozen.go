@@ -156,27 +156,40 @@ func (f *Frozen) savedCopy(id nodeID) (*savedNode, bool) {
 	return s, ok
 }
 
-// view returns the node id as it was at the freeze. Its kids are a
-// private copy. It reads the live slot only while the node is unsaved,
-// that is unchanged since the freeze; the writer saves it under mu before
-// changing it, so the two never race.
-func (f *Frozen) view(id nodeID) savedNode {
+// frozenNode is a node of the view as it was at the freeze, but for
+// its children, which only their count stands for.
+type frozenNode struct {
+	buf     bufRef
+	nameLen uint32
+	dataLen uint32
+	numKids uint32
+	acl     *aclEntry
+	stat    StatPersisted
+}
+
+// nodeLocked returns id as it was at the freeze; f.mu must be held. It
+// reads the live slot only while the node is unsaved, that is unchanged
+// since the freeze; the writer saves it under mu before changing it, so
+// the two never race.
+func (f *Frozen) nodeLocked(id nodeID) frozenNode {
+	if s, ok := f.savedCopy(id); ok {
+		return frozenNode{buf: s.buf, nameLen: s.nameLen, dataLen: s.dataLen, numKids: uint32(len(s.kids)), acl: s.acl, stat: s.stat}
+	}
+	n := atChunk(f.chunks, id)
+	return frozenNode{buf: n.buf, nameLen: n.nameLen, dataLen: n.dataLen, numKids: n.numKids, acl: f.acls[n.acl], stat: n.stat}
+}
+
+// kidsOf appends the children id had at the freeze to ids.
+func (f *Frozen) kidsOf(id nodeID, ids []nodeID) []nodeID {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if s, ok := f.savedCopy(id); ok {
-		v := *s
-		v.kids = slices.Clone(s.kids) // the walker sorts its copy
-		return v
+		return append(ids, s.kids...)
 	}
-	n := atChunk(f.chunks, id)
-	v := savedNode{buf: n.buf, nameLen: n.nameLen, dataLen: n.dataLen, acl: f.acls[n.acl], stat: n.stat}
-	if n.numKids > 0 {
-		v.kids = make([]nodeID, 0, n.numKids)
-		for c := n.firstChild; c != 0; c = atChunk(f.chunks, c).next {
-			v.kids = append(v.kids, c)
-		}
+	for c := atChunk(f.chunks, id).firstChild; c != 0; c = atChunk(f.chunks, c).next {
+		ids = append(ids, c)
 	}
-	return v
+	return ids
 }
 
 // childRef is a child on the walk's stack: its id, and the first 16
@@ -187,6 +200,7 @@ func (f *Frozen) view(id nodeID) savedNode {
 type childRef struct {
 	key [2]uint64
 	id  nodeID
+	at  uint32 // in a Frozen walk, its index in the frame's nodes
 }
 
 func newChildRef(name string, id nodeID) childRef {
@@ -275,16 +289,20 @@ func sortTied(refs []childRef, name func(nodeID) string) {
 	}
 }
 
-// kidRefs returns kids with their keys, from their names as they were at
-// the freeze.
-func (f *Frozen) kidRefs(kids []nodeID) []childRef {
-	refs := make([]childRef, len(kids))
+// readKids appends the nodes ids were at the freeze to fr.nodes, and
+// their refs to fr.refs, under one lock: a 3M-znode walk took the lock
+// and read each leaf's slot twice, once for its name and once for the
+// rest.
+func (f *Frozen) readKids(ids []nodeID, fr *walkFrame) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, id := range kids {
-		refs[i] = newChildRef(f.nameLocked(id), id)
+	for _, id := range ids {
+		n := f.nodeLocked(id)
+		ref := newChildRef(recName(f.bufs, n.buf, n.nameLen), id)
+		ref.at = uint32(len(fr.nodes))
+		fr.refs = append(fr.refs, ref)
+		fr.nodes = append(fr.nodes, n)
 	}
-	return refs
 }
 
 // name returns id's name as it was at the freeze. A name never changes
@@ -304,12 +322,14 @@ func (f *Frozen) nameLocked(id nodeID) string {
 	return recName(f.bufs, n.buf, n.nameLen)
 }
 
-// walkFrame is one directory on the walk's stack: its children in sorted
-// order, the next to visit, and the length of its path in the buffer.
+// walkFrame is one directory on the walk's stack: its children as they
+// were at the freeze, their refs in name order, the next to visit, and
+// the length of its path in the buffer.
 type walkFrame struct {
-	kids []childRef
-	next int
-	plen int // 0 for the root, so that its children are "/name"
+	nodes []frozenNode
+	refs  []childRef
+	next  int
+	plen  int // 0 for the root, so that its children are "/name"
 }
 
 // Walk calls fn for every node of the view, depth first, a parent before
@@ -321,29 +341,37 @@ type walkFrame struct {
 func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 	var path []byte
 	var stack []walkFrame
+	var ids []nodeID
 	var scratch []childRef
-	// visit calls fn for id, whose parent's path is path[:plen] (0 for
-	// the root's children), and pushes its children.
-	visit := func(id nodeID, plen int) error {
+	// visit calls fn for id, read as n, whose parent's path is
+	// path[:plen] (0 for the root's children), and pushes its children.
+	visit := func(id nodeID, n frozenNode, plen int) error {
 		if f.closed.Load() {
 			return ErrFrozenClosed
 		}
-		v := f.view(id)
 		if id != rootID {
-			path = append(append(path[:plen], '/'), recName(f.bufs, v.buf, v.nameLen)...)
+			path = append(append(path[:plen], '/'), recName(f.bufs, n.buf, n.nameLen)...)
 		}
-		node := Node{Data: recData(f.bufs, v.buf, v.nameLen, v.dataLen), ACL: v.acl.acl, ACLID: v.acl.id, Stat: v.stat, NumChildren: int32(len(v.kids))}
+		node := Node{Data: recData(f.bufs, n.buf, n.nameLen, n.dataLen), ACL: n.acl.acl, ACLID: n.acl.id, Stat: n.stat, NumChildren: int32(n.numKids)}
 		if err := fn(path, node); err != nil {
 			return err
 		}
-		if len(v.kids) > 0 {
-			refs := f.kidRefs(v.kids)
-			sortKids(refs, &scratch, f.name)
-			plen := len(path)
-			if plen == len(Root) {
-				plen = 0 // the root's children are "/name"
+		if n.numKids > 0 {
+			// A popped frame's buffers are reused by the next frame at
+			// its depth.
+			if len(stack) < cap(stack) {
+				stack = stack[:len(stack)+1]
+			} else {
+				stack = append(stack, walkFrame{})
 			}
-			stack = append(stack, walkFrame{kids: refs, plen: plen})
+			fr := &stack[len(stack)-1]
+			fr.nodes, fr.refs, fr.next, fr.plen = fr.nodes[:0], fr.refs[:0], 0, len(path)
+			if fr.plen == len(Root) {
+				fr.plen = 0 // the root's children are "/name"
+			}
+			ids = f.kidsOf(id, ids[:0])
+			f.readKids(ids, fr)
+			sortKids(fr.refs, &scratch, f.name)
 		}
 		if yield != nil {
 			yield()
@@ -351,18 +379,21 @@ func (f *Frozen) Walk(fn func(path []byte, n Node) error, yield func()) error {
 		return nil
 	}
 	path = append(path, Root...)
-	if err := visit(rootID, 0); err != nil {
+	f.mu.Lock()
+	root := f.nodeLocked(rootID)
+	f.mu.Unlock()
+	if err := visit(rootID, root, 0); err != nil {
 		return err
 	}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
-		if top.next == len(top.kids) {
+		if top.next == len(top.refs) {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		c := top.kids[top.next]
+		c := top.refs[top.next]
 		top.next++
-		if err := visit(c.id, top.plen); err != nil {
+		if err := visit(c.id, top.nodes[c.at], top.plen); err != nil {
 			return err
 		}
 	}
