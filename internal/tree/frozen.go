@@ -241,15 +241,16 @@ func sortKids(refs []childRef, scratch *[]childRef, name func(nodeID) string) {
 // comparison sort of 1,000 children took 180 µs of mispredicted
 // branches.
 func sortByKey(refs, tmp []childRef) {
-	all, any := [2]uint64{^uint64(0), ^uint64(0)}, [2]uint64{}
+	// A bit set in every key, or in none, orders nothing.
+	every, some := [2]uint64{^uint64(0), ^uint64(0)}, [2]uint64{}
 	for _, r := range refs {
-		all[0], all[1] = all[0]&r.key[0], all[1]&r.key[1]
-		any[0], any[1] = any[0]|r.key[0], any[1]|r.key[1]
+		every[0], every[1] = every[0]&r.key[0], every[1]&r.key[1]
+		some[0], some[1] = some[0]|r.key[0], some[1]|r.key[1]
 	}
 	src, dst := refs, tmp
 	for b := 15; b >= 0; b-- {
 		word, shift := b/8, uint(7-b%8)*8
-		if (all[word]^any[word])>>shift&0xff == 0 {
+		if (every[word]^some[word])>>shift&0xff == 0 {
 			continue // the same in every key
 		}
 		var at [256]int
@@ -292,7 +293,8 @@ func sortTied(refs []childRef, name func(nodeID) string) {
 // readKids appends the nodes ids were at the freeze to fr.nodes, and
 // their refs to fr.refs, under one lock: a 3M-znode walk took the lock
 // and read each leaf's slot twice, once for its name and once for the
-// rest.
+// rest. The price is memory while the walk is in a directory: about 120
+// bytes per child of each directory on the stack.
 func (f *Frozen) readKids(ids []nodeID, fr *walkFrame) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
