@@ -312,15 +312,8 @@ func (f *Frozen) readKids(ids []nodeID, fr *walkFrame) {
 // so the string stays valid.
 func (f *Frozen) name(id nodeID) string {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.nameLocked(id)
-}
-
-func (f *Frozen) nameLocked(id nodeID) string {
-	if s, ok := f.savedCopy(id); ok {
-		return recName(f.bufs, s.buf, s.nameLen)
-	}
-	n := atChunk(f.chunks, id)
+	n := f.nodeLocked(id)
+	f.mu.Unlock()
 	return recName(f.bufs, n.buf, n.nameLen)
 }
 

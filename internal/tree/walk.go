@@ -41,7 +41,7 @@ func (t *Tree) walk(path string, id nodeID, fn func(string, Node) bool) bool {
 	// cache.
 	refs := make([]childRef, 0, n.numKids)
 	for c := n.firstChild; c != 0; c = t.nodes.at(c).next {
-		refs = append(refs, newChildRef(t.bufs.name(t.nodes.at(c)), c))
+		refs = append(refs, newChildRef(t.nameOf(c), c))
 	}
 	sortKids(refs, new([]childRef), t.nameOf)
 	for _, c := range refs {
