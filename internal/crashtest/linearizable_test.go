@@ -388,6 +388,7 @@ func finalReads(t *testing.T, ms []*member, h *history) {
 			// after the faults): the read is tried again, and only one
 			// that completes goes into the history.
 			for attempt := 1; ; attempt++ {
+				began := time.Now()
 				call := h.now()
 				err := c.Sync(ctx, linKey(k))
 				var data []byte
@@ -401,9 +402,12 @@ func finalReads(t *testing.T, ms []*member, h *history) {
 					break
 				}
 				if !errors.Is(err, zk.ErrConnectionLoss) || attempt == 10 {
+					for _, m := range ms {
+						t.Logf("server %d's log ends:\n%s", m.id, m.logTail())
+					}
 					t.Fatalf("sync and get on server %d: %v", m.id, err)
 				}
-				t.Logf("sync and get on server %d: %v; again", m.id, err)
+				t.Logf("sync and get on server %d: %v after %v; again", m.id, err, time.Since(began).Round(time.Millisecond))
 			}
 		}
 		c.Close()

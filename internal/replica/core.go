@@ -84,6 +84,7 @@ func (r *Replica) Tick() {
 	r.rn.Tick()
 	r.ticks.Add(1)
 	r.expire()
+	r.tickSyncs()
 	r.lead.since++
 	r.recordProgress()
 	r.watchLeaderLink()

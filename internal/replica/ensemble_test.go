@@ -26,7 +26,7 @@ type network struct {
 	latency time.Duration
 	// lose, if set, is asked about every message: true loses it after
 	// Send reported it queued, as a broken link loses its queue.
-	lose    func(from, to uint64, kind uint8) bool
+	lose    func(from, to uint64, kind uint8, data []byte) bool
 	streams int // snapshot streams sent
 	wg      sync.WaitGroup
 	stop    chan struct{}
@@ -67,7 +67,7 @@ func (e endpoint) Send(to uint64, kind uint8, data []byte) bool {
 		go n.deliver(to, q)
 	}
 	due := time.Now().Add(n.latency)
-	lost := n.lose != nil && n.lose(e.from, to, kind)
+	lost := n.lose != nil && n.lose(e.from, to, kind, data)
 	n.mu.Unlock()
 	if lost {
 		return true

@@ -27,7 +27,7 @@ func follower(t *testing.T, ms []*member) *member {
 func (n *network) loseForwards(id uint64, count int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.lose = func(from, _ uint64, kind uint8) bool {
+	n.lose = func(from, _ uint64, kind uint8, _ []byte) bool {
 		if from == id && kind == KindForward && count > 0 {
 			count--
 			return true

@@ -205,9 +205,54 @@ func (r *Replica) forwardAll(lead uint64) {
 // startSync asks raft for the leader's commit index (ReadIndex) and waits
 // for it, and for this server's earlier requests, to be applied.
 func (r *Replica) startSync(tag uint64) {
+	s := syncWait{tag: tag, afterSeq: r.seq, deadline: r.ticks.Load() + uint64(r.cfg.RequestTicks)}
+	r.askReadIndex(&s)
+	r.syncs = append(r.syncs, s)
+}
+
+// askReadIndex asks raft for the leader's commit index for s, under a
+// context no other request has. The leader keeps one pending ReadIndex per
+// context and ignores another with the same one, so the context names
+// this server (every member counts its own syncs) and a number that
+// starts at random (a restarted member counts again).
+func (r *Replica) askReadIndex(s *syncWait) {
 	r.syncID++
-	r.syncs = append(r.syncs, syncWait{tag: tag, id: r.syncID, afterSeq: r.seq})
-	r.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.syncID))
+	s.id, s.asked = r.syncID, r.ticks.Load()
+	ctx := binary.BigEndian.AppendUint64(make([]byte, 0, readCtxLen), r.cfg.ID)
+	r.rn.ReadIndex(binary.BigEndian.AppendUint64(ctx, r.syncID))
+}
+
+// readCtxLen is the length of a ReadIndex context: the member's id and
+// the sync's number.
+const readCtxLen = 16
+
+// tickSyncs fails the syncs raft has not answered by their deadline, as
+// expire does writes, and asks again for the read index of those it has
+// not answered within an election timeout. Raft asks once and never
+// again: it drops a ReadIndex when it knows no leader, and the request to
+// the leader, or the answer, is lost with a broken link. Without asking
+// again, such a sync would wait until the leader changed. A sync with its
+// read index waits on applies and this server's earlier writes, which
+// have deadlines of their own.
+func (r *Replica) tickSyncs() {
+	now := r.ticks.Load()
+	kept, failed := r.syncs[:0], 0
+	for _, s := range r.syncs {
+		switch {
+		case s.index == 0 && s.deadline <= now:
+			r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: s.tag})
+			failed++
+			continue
+		case s.index == 0 && now-s.asked >= uint64(r.cfg.ElectionTicks):
+			r.askReadIndex(&s)
+		}
+		kept = append(kept, s)
+	}
+	clear(r.syncs[len(kept):])
+	r.syncs = kept
+	if failed > 0 {
+		r.cfg.Logger.Warn("syncs not answered in time; failing them", "syncs", failed, "ticks", r.cfg.RequestTicks)
+	}
 }
 
 // receive handles a message from another member.
@@ -543,11 +588,14 @@ func (r *Replica) reportUnreachable() {
 	r.unreachable = r.unreachable[:0]
 }
 
+// readState records the read index raft answered for one of this
+// server's syncs. A context of another member's (a follower passes a
+// ReadIndex on to its leader, and is answered in its stead) matches none.
 func (r *Replica) readState(rs raft.ReadState) {
-	if len(rs.RequestCtx) != 8 {
+	if len(rs.RequestCtx) != readCtxLen || binary.BigEndian.Uint64(rs.RequestCtx) != r.cfg.ID {
 		return
 	}
-	id := binary.BigEndian.Uint64(rs.RequestCtx)
+	id := binary.BigEndian.Uint64(rs.RequestCtx[8:])
 	for i := range r.syncs {
 		if r.syncs[i].id == id {
 			r.syncs[i].index = rs.Index

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -453,7 +454,9 @@ type leaderWatch struct {
 // index that may not include a write proposed just before.
 type syncWait struct {
 	tag      uint64
-	id       uint64
+	id       uint64 // the number in its ReadIndex context, new each time it is asked
+	asked    uint64 // the tick of the last ReadIndex
+	deadline uint64 // the tick at which it fails
 	index    uint64 // 0 until raft answers the ReadIndex
 	afterSeq uint64
 }
@@ -487,6 +490,7 @@ func newReplica(cfg Config, driven bool) (*Replica, error) {
 		requests:  requests{inflight: newInflightSet()},
 		snapshots: snapshots{streaming: make(map[uint64]bool)},
 	}
+	r.syncID = uint64(cfg.Rand(math.MaxInt)) // see askReadIndex
 	if driven {
 		r.drv = newDriver(cfg.MaxPending)
 	}
