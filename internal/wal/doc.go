@@ -100,6 +100,16 @@
 // record and ends the log. Zoo's end mark plays the part of Apache's
 // end-of-record byte; its header checksum is what Apache lacks.
 //
+// # Entries a snapshot covers
+//
+// A cut repeats the retained snapshot markers at the head of the new
+// segment, so the last segment's head names a snapshot the recovery ends
+// at or past. Entries up to it are still read and checked, and their
+// indexes counted (for the markers recovery may fall back to), but not
+// decoded or kept: a restart after a snapshot does not pay for the log it
+// replaced (entryIndex reads the index alone). ReadFrom, which recovers
+// from an older snapshot, decodes everything.
+//
 // # Format v1 and compatibility
 //
 // Zoo before format v2 wrote segments with no magic and records framed

@@ -2,10 +2,13 @@ package wal
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zoohq/zoo/internal/vfs"
 )
 
 // replay rebuilds State from records in log order. By default it keeps the
@@ -22,11 +25,20 @@ type replay struct {
 	// fresh log or a leader's snapshot); 0 if none. A marker below base-1
 	// has lost entries after it and cannot be recovered from.
 	base uint64
+	// skipTo is an index the snapshot recovered will be at or above (the
+	// newest marker the last segment's header repeats): the entries up to
+	// it are counted for base and not decoded, since a later marker drops
+	// them. Zero skips nothing; a fixed replay ignores it.
+	skipTo uint64
 }
 
 func (r *replay) apply(rec record) error {
 	switch rec.typ {
 	case typeEntry:
+		if idx, ok := entryIndex(rec.payload); ok && !r.fixed && idx <= r.skipTo {
+			r.covered(idx)
+			return nil
+		}
 		var e raftpb.Entry
 		if err := e.Unmarshal(rec.payload); err != nil {
 			return fmt.Errorf("decode entry: %w", err)
@@ -59,12 +71,18 @@ func (r *replay) cutoff() uint64 {
 	return r.state.Snapshot.Index
 }
 
+// covered notes an entry at idx that a snapshot covers: it counts for
+// base, and is not kept.
+func (r *replay) covered(idx uint64) {
+	if r.base == 0 || idx < r.base {
+		r.base = idx
+	}
+}
+
 // entry appends e, replacing any entries at or after its index (raft's
 // truncation of a conflicting suffix).
 func (r *replay) entry(e raftpb.Entry) error {
-	if r.base == 0 || e.Index < r.base {
-		r.base = e.Index
-	}
+	r.covered(e.Index)
 	ents := r.state.Entries
 	if e.Index <= r.cutoff() {
 		return nil // covered by the snapshot
@@ -154,4 +172,67 @@ func (r *replay) finish() error {
 		}
 	}
 	return nil
+}
+
+// entryIndex reads the Index of an encoded raftpb.Entry without copying
+// its Data, which is most of it. ok is false for anything but the fields
+// an Entry has, with the wire types they have; the full decode then says
+// what is wrong. As in a decode, the last Index in the record counts.
+func entryIndex(b []byte) (idx uint64, ok bool) {
+	const ( // raftpb.Entry's fields
+		typeField, termField, indexField, dataField = 1, 2, 3, 4
+	)
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		switch field, wire := key>>3, key&7; {
+		case wire == 0 && (field == typeField || field == termField):
+		case wire == 0 && field == indexField:
+			idx, ok = v, true
+		case wire == 2 && field == dataField && v <= uint64(len(b)):
+			b = b[v:]
+		default:
+			return 0, false
+		}
+	}
+	return idx, ok
+}
+
+// headerSnapshot returns the newest snapshot marker among the records that
+// open the segment name (a cut repeats the retained markers there), or 0
+// if it cannot tell. Recovery ends at that snapshot or a newer one.
+func headerSnapshot(fs vfs.FS, name string) uint64 {
+	f, err := fs.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	rr, err := newRecordReader(f, fi.Size())
+	if err != nil {
+		return 0
+	}
+	var newest uint64
+	for {
+		rec, bad, err := rr.next()
+		if err != nil || bad != nil || rec.typ != typeSnapshotMark {
+			return newest
+		}
+		var m raftpb.SnapshotMetadata
+		if m.Unmarshal(rec.payload) != nil {
+			return 0
+		}
+		newest = max(newest, m.Index)
+	}
 }

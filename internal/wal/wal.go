@@ -161,6 +161,9 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, *State, error) {
 		return nil, nil, err
 	}
 	st := &replay{}
+	if n := len(segs); n > 1 {
+		st.skipTo = headerSnapshot(fs, w.path(segs[n-1].name()))
+	}
 	var last segmentEnd // how the last segment's records end
 	for i, s := range segs {
 		if last, err = w.recoverSegment(s, i == len(segs)-1, st); err != nil {
