@@ -84,3 +84,25 @@ func TestApacheDigestFollowsChanges(t *testing.T) {
 	}
 	checkInvariants(t, r)
 }
+
+// A node's digest is Apache's whatever the data's size: small data is
+// hashed in one buffer with the path and stat, large data on its own.
+func TestNodeApacheDigestAnySize(t *testing.T) {
+	st := StatPersisted{Czxid: 1 << 40, Mzxid: 7, Pzxid: 9, Ctime: 1_700_000_000_000, Mtime: -1,
+		Version: 3, Cversion: -4, Aversion: 5, EphemeralOwner: 0x1234}
+	for _, path := range []string{"/", "/a", "/zkperf/fill/d00000/n00000000"} {
+		for _, size := range []int{0, 1, 63, 64, 100, digestCopyMax, digestCopyMax + 1, 5000} {
+			data := make([]byte, size)
+			for i := range data {
+				data[i] = byte(i*7 + size)
+			}
+			want := refDigest(path, data, st)
+			if path == Root {
+				want = refDigest("", data, st)
+			}
+			if got := NodeApacheDigest(path, data, &st); got != want {
+				t.Errorf("digest of %s with %d bytes: %d, want %d", path, size, got, want)
+			}
+		}
+	}
+}
