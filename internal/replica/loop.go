@@ -207,6 +207,7 @@ func (r *Replica) forwardAll(lead uint64) {
 func (r *Replica) startSync(tag uint64) {
 	s := syncWait{tag: tag, afterSeq: r.seq, deadline: r.ticks.Load() + uint64(r.cfg.RequestTicks)}
 	r.askReadIndex(&s)
+	s.first = r.syncID
 	r.syncs = append(r.syncs, s)
 }
 
@@ -217,7 +218,7 @@ func (r *Replica) startSync(tag uint64) {
 // starts at random (a restarted member counts again).
 func (r *Replica) askReadIndex(s *syncWait) {
 	r.syncID++
-	s.id, s.asked = r.syncID, r.ticks.Load()
+	s.askedAt = r.ticks.Load()
 	ctx := binary.BigEndian.AppendUint64(make([]byte, 0, readCtxLen), r.cfg.ID)
 	r.rn.ReadIndex(binary.BigEndian.AppendUint64(ctx, r.syncID))
 }
@@ -243,7 +244,7 @@ func (r *Replica) tickSyncs() {
 			r.cfg.OnApply(Event{Kind: Dropped, Zxid: r.lastZxid.Load(), Tag: s.tag})
 			failed++
 			continue
-		case s.index == 0 && now-s.asked >= uint64(r.cfg.ElectionTicks):
+		case s.index == 0 && now-s.askedAt >= uint64(r.cfg.ElectionTicks):
 			r.askReadIndex(&s)
 		}
 		kept = append(kept, s)
@@ -588,17 +589,26 @@ func (r *Replica) reportUnreachable() {
 	r.unreachable = r.unreachable[:0]
 }
 
-// readState records the read index raft answered for one of this
-// server's syncs. A context of another member's (a follower passes a
-// ReadIndex on to its leader, and is answered in its stead) matches none.
+// readState records the read index raft answered for this server's
+// ReadIndex number n. It serves every sync still waiting for one that
+// began before n was asked, not only the sync that asked it: the index is
+// the leader's commit index when n reached it, which is at least what had
+// committed when any of those syncs began. So an answer that comes after
+// its sync asked again is not wasted, and syncs in a burst are answered
+// together. A context of another member's (a follower passes a ReadIndex
+// on to its leader, and is answered in its stead) serves none.
 func (r *Replica) readState(rs raft.ReadState) {
 	if len(rs.RequestCtx) != readCtxLen || binary.BigEndian.Uint64(rs.RequestCtx) != r.cfg.ID {
 		return
 	}
-	id := binary.BigEndian.Uint64(rs.RequestCtx[8:])
+	n := binary.BigEndian.Uint64(rs.RequestCtx[8:])
 	for i := range r.syncs {
-		if r.syncs[i].id == id {
-			r.syncs[i].index = rs.Index
+		s := &r.syncs[i]
+		if s.first > n {
+			break // syncs are in the order they began, and numbers grow
+		}
+		if s.index == 0 {
+			s.index = rs.Index
 		}
 	}
 }

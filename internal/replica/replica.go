@@ -454,10 +454,10 @@ type leaderWatch struct {
 // index that may not include a write proposed just before.
 type syncWait struct {
 	tag      uint64
-	id       uint64 // the number in its ReadIndex context, new each time it is asked
-	asked    uint64 // the tick of the last ReadIndex
+	first    uint64 // the number of its first ReadIndex (askReadIndex); each ask takes a new one
+	askedAt  uint64 // the tick it last asked
 	deadline uint64 // the tick at which it fails
-	index    uint64 // 0 until raft answers the ReadIndex
+	index    uint64 // 0 until raft answers a ReadIndex (readState)
 	afterSeq uint64
 }
 

@@ -2,9 +2,12 @@ package replica
 
 import (
 	"context"
+	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -108,6 +111,42 @@ func TestSyncsOfTwoFollowersDoNotCollide(t *testing.T) {
 	for _, f := range fs {
 		if asked[f.r.ID()] != 5 {
 			t.Errorf("follower %d sent %d ReadIndex requests for 5 syncs; want one each", f.r.ID(), asked[f.r.ID()])
+		}
+	}
+}
+
+// readCtx is the context of this server's ReadIndex number n.
+func readCtx(id, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, id), n)
+}
+
+// An answer to ReadIndex number n serves the syncs that began before n
+// was asked, whichever asked it (a late answer to an earlier ask, or a
+// later sync's), and none that began after: their index must be the
+// leader's commit from a time after they began (linearizability).
+func TestReadStateServesSyncsThatBeganBefore(t *testing.T) {
+	r := &Replica{cfg: Config{ID: 2}}
+	r.syncs = []syncWait{{tag: 1, first: 10}, {tag: 2, first: 12}, {tag: 3, first: 15}}
+	indexes := func() []uint64 {
+		var out []uint64
+		for _, s := range r.syncs {
+			out = append(out, s.index)
+		}
+		return out
+	}
+	steps := []struct {
+		id, n, index uint64
+		want         []uint64
+	}{
+		{3, 20, 500, []uint64{0, 0, 0}},     // another member's context
+		{2, 12, 100, []uint64{100, 100, 0}}, // sync 3 began after 12 was asked
+		{2, 11, 90, []uint64{100, 100, 0}},  // late: an answer already stands
+		{2, 16, 120, []uint64{100, 100, 120}},
+	}
+	for i, st := range steps {
+		r.readState(raft.ReadState{Index: st.index, RequestCtx: readCtx(st.id, st.n)})
+		if got := indexes(); !slices.Equal(got, st.want) {
+			t.Fatalf("step %d (member %d, number %d): indexes %v, want %v", i, st.id, st.n, got, st.want)
 		}
 	}
 }
