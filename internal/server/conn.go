@@ -70,6 +70,13 @@ type conn struct {
 	lingering atomic.Bool // the reader closes the socket after a lingering read
 	rest      restGate
 	st        connStats
+	// The idle poller's (idlepoll_linux.go), under its mu: the token c is
+	// parked under (0: not parked), whether its socket is in the poller's
+	// set, the rest's mark (restGate.wait) and when it was parked.
+	idleTok   uint64
+	idleAdded bool
+	restMark  uint64
+	parkedAt  time.Time
 }
 
 func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
@@ -113,6 +120,10 @@ func (c *conn) close() {
 	if first {
 		for _, req := range c.srv.reqs.close(c.id) {
 			req.fail(net.ErrClosed)
+		}
+		// A parked reader has no goroutine to see the socket close.
+		if c.srv.idle.unpark(c) {
+			c.srv.goroutine(func() { c.finishReading(net.ErrClosed) })
 		}
 	}
 }
@@ -158,7 +169,10 @@ func (c *conn) serve() {
 	}
 	err := c.handshakeWithin(c.srv.cfg.HandshakeTimeout)
 	if err == nil {
-		err = c.readLoop(false)
+		// A session that is to be parked is parked as soon as it is idle:
+		// a burst of new sessions then never holds a goroutine each, whose
+		// descriptors the runtime would keep (idlepoll_linux.go).
+		err = c.readLoop(parkable(c))
 	}
 	if err != errRested {
 		c.finishReading(err)

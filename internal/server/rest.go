@@ -117,11 +117,36 @@ func (c *conn) await() (rest bool, err error) {
 	return errors.Is(err, os.ErrDeadlineExceeded), err
 }
 
-// handOver ends the reader goroutine: a fresh one rests in its place.
+// handOver ends the reader goroutine: the connection is parked with the
+// idle poller (no goroutine), or a fresh goroutine rests in its place.
 func (c *conn) handOver() error {
 	c.srv.rests.Add(1)
-	c.srv.goroutine(c.resume)
+	if !c.srv.idle.park(c) {
+		c.srv.goroutine(c.resume)
+	}
 	return errRested
+}
+
+// parkedLong is how long a parked connection must have been quiet for its
+// reader to park it again as soon as it has handled what woke it. An idle
+// session's pings come seconds apart, and a reader kept until the next
+// scan (a second) after each would keep a goroutine for a third of the
+// sessions; a client that sends more often than this keeps its goroutine
+// until a scan finds it idle, rather than park after every request.
+const parkedLong = 50 * time.Millisecond
+
+// wakeFromIdle is the reader of a connection the idle poller held, on a
+// fresh goroutine once its socket turned readable: as resume after its
+// wait.
+func (c *conn) wakeFromIdle() {
+	long := c.rest.woke(c.restMark) || time.Since(c.parkedAt) >= parkedLong
+	err := c.br.fill()
+	if err == nil {
+		err = c.readLoop(long)
+	}
+	if err != errRested {
+		c.finishReading(err)
+	}
 }
 
 // resume is the reader in a rest: a fresh goroutine, parked on the

@@ -252,6 +252,8 @@ type Server struct {
 	// rests counts the readers that handed their connection to a fresh
 	// goroutine (rest.go).
 	rests atomic.Uint64
+	// idle holds resting readers without goroutines, where it can.
+	idle idlePoller
 
 	mu       sync.RWMutex
 	conns    map[uint64]*conn // by id, which is also the watcher id
@@ -578,6 +580,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		close(s.quit)
+		s.idle.stop()
 		s.cancel()
 		for _, ln := range lns {
 			ln.Close()

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/zoohq/zoo/internal/jute"
+)
+
+// parkedCount is how many connections the idle poller holds.
+func (ts *testServer) parkedCount() int {
+	p := &ts.srv.idle
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.parked)
+}
+
+func (ts *testServer) waitParked(t *testing.T, want int) {
+	t.Helper()
+	waitFor(t, ioTimeout, func() error {
+		ts.srv.nudgeIdle()
+		if n := ts.parkedCount(); n != want {
+			return fmt.Errorf("%d connections parked, want %d", n, want)
+		}
+		return nil
+	})
+}
+
+// Ref: issue 17 (a closed session's memory is returned). Idle plaintext
+// sessions are parked with the idle poller and hold no goroutine, so a
+// wave of them leaves no goroutine descriptors behind. A parked session
+// is served when its client sends, is parked again once idle, and is
+// finished when it closes, whether the server closes it or the client
+// hangs up.
+func TestIdleSessionsHoldNoGoroutine(t *testing.T) {
+	ts := restingServer(t)
+	const n = 200
+	before := runtime.NumGoroutine()
+	cs := make([]*rawClient, n)
+	for i := range cs {
+		cs[i] = newSession(t, ts.addr)
+	}
+	ts.waitParked(t, n)
+	if g := runtime.NumGoroutine() - before; g > n/10 {
+		t.Fatalf("%d goroutines more with %d parked sessions, want at most %d", g, n, n/10)
+	}
+
+	// Served while parked: a watch fires to a parked session, and the
+	// requests of every session are answered.
+	cs[0].create("/p", []byte("0"), 0)
+	cs[1].mustCall(jute.OpGetData, &jute.PathWatch{Path: "/p", Watch: true}, nil, jute.OK)
+	ts.waitParked(t, n)
+	cs[0].mustCall(jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte("1"), Version: -1}, nil, jute.OK)
+	if ev := cs[1].readReply().event(t); ev.Type != jute.EventNodeDataChanged || ev.Path != "/p" {
+		t.Fatalf("event %+v, want a data change of /p", ev)
+	}
+	for _, c := range cs {
+		c.mustCall(jute.OpPing, nil, nil, jute.OK)
+	}
+	ts.waitParked(t, n)
+
+	// The client hangs up: the poller wakes its reader, which ends the
+	// connection.
+	conns, _ := ts.sessionCounts()
+	cs[2].nc.Close()
+	waitFor(t, ioTimeout, func() error {
+		if c, _ := ts.sessionCounts(); c != conns-1 {
+			return fmt.Errorf("%d connections, want %d", c, conns-1)
+		}
+		return nil
+	})
+	if p := ts.parkedCount(); p != n-1 {
+		t.Fatalf("%d parked after a client hung up, want %d", p, n-1)
+	}
+
+	// The server closes the others (as it does when it loses its quorum):
+	// their readers are taken out of the poller and finished, or the
+	// poller would hold them for ever.
+	ts.srv.closeClients("test")
+	waitFor(t, ioTimeout, func() error {
+		if c, _ := ts.sessionCounts(); c != 0 {
+			return fmt.Errorf("%d connections, want none", c)
+		}
+		return nil
+	})
+	if p := ts.parkedCount(); p != 0 {
+		t.Fatalf("%d connections still parked after the server closed them", p)
+	}
+}
