@@ -41,6 +41,20 @@ func (ts *testServer) waitingReaders() int {
 	return n
 }
 
+// restingReaders counts the readers in a rest: parked with the idle
+// poller, or waiting in a fresh goroutine.
+func (ts *testServer) restingReaders() int {
+	ts.srv.mu.RLock()
+	defer ts.srv.mu.RUnlock()
+	n := 0
+	for _, c := range ts.srv.conns {
+		if c.rest.state.Load()&(restWaiting|restResting) == restWaiting|restResting {
+			n++
+		}
+	}
+	return n
+}
+
 // A session whose reader rested is served as before: its watch fires
 // while it rests, and its requests are answered after, over plaintext
 // and over TLS, rest after rest.
@@ -112,6 +126,14 @@ func TestRestedReaderHandsOverAfterAPing(t *testing.T) {
 	ts := restingServer(t)
 	c := newSession(t, ts.addr)
 	ts.restReaders(t, 1)
+	// Rests are counted as they begin: wait until it waits, so that the
+	// scans see it.
+	waitFor(t, ioTimeout, func() error {
+		if n := ts.restingReaders(); n != 1 {
+			return fmt.Errorf("%d readers resting, want 1", n)
+		}
+		return nil
+	})
 	// Two scans: the first sees the rest's wait, the second marks it long.
 	ts.srv.nudgeIdle()
 	ts.srv.nudgeIdle()
