@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zoohq/zoo/internal/shrink"
 )
 
 // idlePoller holds the readers of resting plaintext connections without a
@@ -33,6 +35,7 @@ import (
 type idlePoller struct {
 	mu     sync.Mutex
 	parked map[uint64]*conn // by token, the epoll event's data
+	peak   int              // parked's, for shrink.Map
 	next   uint64           // tokens: 0 is the wake pipe
 	closed bool             // Shutdown, or the poller failed: park refuses
 	epfd   int              // 0 until the first park starts the poller
@@ -95,8 +98,7 @@ func (p *idlePoller) park(c *conn) bool {
 	}
 	// Not in the set (the socket was closed, say): the reader rests in a
 	// goroutine, which finds out.
-	delete(p.parked, tok)
-	c.idleTok = 0
+	p.remove(tok, c)
 	p.mu.Unlock()
 	return false
 }
@@ -137,10 +139,16 @@ func (p *idlePoller) take(tok uint64) *conn {
 	defer p.mu.Unlock()
 	c := p.parked[tok]
 	if c != nil {
-		delete(p.parked, tok)
-		c.idleTok = 0
+		p.remove(tok, c)
 	}
 	return c
+}
+
+// remove takes c, parked under tok, out of parked. p.mu is held.
+func (p *idlePoller) remove(tok uint64, c *conn) {
+	delete(p.parked, tok)
+	c.idleTok = 0
+	p.parked = shrink.Map(p.parked, &p.peak) // a wave's 10,000 sessions leave
 }
 
 // unpark takes c out of the poller for close; true means the caller now
@@ -151,8 +159,7 @@ func (p *idlePoller) unpark(c *conn) bool {
 	if c.idleTok == 0 || p.parked[c.idleTok] != c {
 		return false
 	}
-	delete(p.parked, c.idleTok)
-	c.idleTok = 0
+	p.remove(c.idleTok, c)
 	return true
 }
 
