@@ -33,13 +33,15 @@ import (
 // which then finishes the reader (finishReading) itself. Everything in
 // parked is under mu.
 type idlePoller struct {
-	mu     sync.Mutex
-	parked map[uint64]*conn // by token, the epoll event's data
-	peak   int              // parked's, for shrink.Map
-	next   uint64           // tokens: 0 is the wake pipe
-	closed bool             // Shutdown, or the poller failed: park refuses
-	epfd   int              // 0 until the first park starts the poller
-	wakeW  int              // a byte here wakes the poller to see closed
+	mu      sync.Mutex
+	parked  map[uint64]*conn // by token, the epoll event's data
+	peak    int              // parked's, for shrink.Map
+	next    uint64           // tokens: 0 is the wake pipe
+	closed  bool             // Shutdown, or the poller failed: park refuses
+	started bool             // the first park made the set and started the poller
+	epfd    int
+	wakeR   int
+	wakeW   int // a byte here wakes the poller to see closed
 }
 
 // parkable reports whether c's socket is all there is to read (see
@@ -49,7 +51,7 @@ func parkable(c *conn) bool {
 	return ok && c.wire == c.nc
 }
 
-// pollToken packs a token into an epoll event's data.
+// pollEvent is an epoll event whose data is tok; eventToken reads it back.
 func pollEvent(events uint32, tok uint64) syscall.EpollEvent {
 	return syscall.EpollEvent{Events: events, Fd: int32(uint32(tok)), Pad: int32(uint32(tok >> 32))}
 }
@@ -105,18 +107,29 @@ func (p *idlePoller) park(c *conn) bool {
 
 // start makes the epoll set and starts the poller, once. p.mu is held.
 func (p *idlePoller) start(s *Server) error {
-	if p.epfd != 0 {
+	if p.started {
 		return nil
 	}
-	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	p.started = true
+	err := p.open()
 	if err != nil {
 		p.closed = true
+		s.log.Warn("cannot park idle connections; their readers wait in goroutines", "err", err)
+		return err
+	}
+	s.goroutine(func() { p.run(s) })
+	return nil
+}
+
+// open makes the epoll set and the wake pipe. p.mu is held.
+func (p *idlePoller) open() error {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
 		return err
 	}
 	var pipe [2]int
 	if err := syscall.Pipe2(pipe[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
 		syscall.Close(epfd)
-		p.closed = true
 		return err
 	}
 	ev := pollEvent(syscall.EPOLLIN, 0)
@@ -124,12 +137,10 @@ func (p *idlePoller) start(s *Server) error {
 		syscall.Close(epfd)
 		syscall.Close(pipe[0])
 		syscall.Close(pipe[1])
-		p.closed = true
 		return err
 	}
-	p.epfd, p.wakeW = epfd, pipe[1]
+	p.epfd, p.wakeR, p.wakeW = epfd, pipe[0], pipe[1]
 	p.parked = make(map[uint64]*conn)
-	s.goroutine(func() { p.run(s, pipe[0]) })
 	return nil
 }
 
@@ -166,18 +177,17 @@ func (p *idlePoller) unpark(c *conn) bool {
 // stop makes park refuse and wakes the poller, which ends.
 func (p *idlePoller) stop() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closed = true
-	w := p.wakeW
-	p.mu.Unlock()
-	if w != 0 {
-		_, _ = syscall.Write(w, []byte{1})
+	if p.wakeW != 0 { // under mu: the poller closes it under mu
+		_, _ = syscall.Write(p.wakeW, []byte{1})
 	}
 }
 
 // run waits for parked sockets to turn readable and starts their readers.
 // When stopped, or if epoll fails, the connections still parked get reader
 // goroutines back, which read on (or find their sockets closed).
-func (p *idlePoller) run(s *Server, wakeR int) {
+func (p *idlePoller) run(s *Server) {
 	events := make([]syscall.EpollEvent, 256)
 	for {
 		n, err := syscall.EpollWait(p.epfd, events, -1)
@@ -201,7 +211,7 @@ func (p *idlePoller) run(s *Server, wakeR int) {
 		left = append(left, c)
 	}
 	syscall.Close(p.epfd)
-	syscall.Close(wakeR)
+	syscall.Close(p.wakeR)
 	syscall.Close(p.wakeW)
 	p.wakeW = 0
 	p.mu.Unlock()
