@@ -36,7 +36,7 @@ func (r *replay) apply(rec record) error {
 	switch rec.typ {
 	case typeEntry:
 		if idx, ok := entryIndex(rec.payload); ok && !r.fixed && idx <= r.skipTo {
-			r.covered(idx)
+			r.seen(idx) // and dropped: the snapshot recovered covers it
 			return nil
 		}
 		var e raftpb.Entry
@@ -71,9 +71,8 @@ func (r *replay) cutoff() uint64 {
 	return r.state.Snapshot.Index
 }
 
-// covered notes an entry at idx that a snapshot covers: it counts for
-// base, and is not kept.
-func (r *replay) covered(idx uint64) {
+// seen counts an entry at idx for base.
+func (r *replay) seen(idx uint64) {
 	if r.base == 0 || idx < r.base {
 		r.base = idx
 	}
@@ -82,7 +81,7 @@ func (r *replay) covered(idx uint64) {
 // entry appends e, replacing any entries at or after its index (raft's
 // truncation of a conflicting suffix).
 func (r *replay) entry(e raftpb.Entry) error {
-	r.covered(e.Index)
+	r.seen(e.Index)
 	ents := r.state.Entries
 	if e.Index <= r.cutoff() {
 		return nil // covered by the snapshot
