@@ -243,8 +243,7 @@ func (d *decoder) fail(what string, err error) error {
 
 // buffered returns at least n bytes of what the reader has buffered, or
 // nil if it holds fewer. Decoding from it, then discarding what was used,
-// spares a call through io.ByteReader per byte (binary.ReadUvarint), a
-// sixth of a restart's load.
+// spares a call through io.ByteReader per byte (binary.ReadUvarint).
 func (d *decoder) buffered(n int) []byte {
 	if d.br.Buffered() < n {
 		return nil
