@@ -4,9 +4,12 @@
 // watch events, expires sessions, removes empty containers and expired TTL
 // nodes, and answers four-letter words.
 //
-// Goroutines: one accept loop; per connection a reader and a writer; one
-// loop for session expiry and container cleanup; the replica's loop. Each
-// is started through Server.goroutine and ended by Shutdown.
+// Goroutines: one accept loop; per connection a reader while it is busy
+// (an idle plaintext one is parked with the idle poller, one goroutine for
+// them all, on Linux; an idle TLS one rests in a fresh goroutine: rest.go)
+// and a writer while it has frames to write; one loop for session expiry
+// and container cleanup; the replica's loop. Each is started through
+// Server.goroutine and ended by Shutdown.
 //
 // # The life of a request
 //
