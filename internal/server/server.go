@@ -249,8 +249,8 @@ type Server struct {
 	// its writes: at least one, at most what MaxOutbound holds of the
 	// largest replies (conn.waitReadsBehind).
 	maxReadsBehind int
-	// rests counts the readers that handed their connection to a fresh
-	// goroutine (rest.go).
+	// rests counts the readers that handed their connection over, to the
+	// idle poller or to a fresh goroutine (rest.go).
 	rests atomic.Uint64
 	// idle holds resting readers without goroutines, where it can.
 	idle idlePoller
