@@ -67,13 +67,18 @@ func (r *Replica) InProgress() bool {
 	return r.confPending || len(r.confState.VotersOutgoing) > 0
 }
 
-// Synced implements txn.Reconfigurer: the leader and the members raft
-// sees as active and replicating.
+// Synced implements txn.Reconfigurer: the leader and the members that
+// replicate and that it heard from within an election timeout. Raft's
+// RecentActive alone is not enough: the quorum check clears it at the end
+// of every election timeout, and a member stays unmarked until its next
+// message is stepped, so on a busy machine a reconfig prepped in that
+// window was refused NewConfigNoQuorum with every member connected.
+// It runs on the loop, as prep does.
 func (r *Replica) Synced() []int64 {
 	st := r.rn.Status()
 	out := []int64{int64(r.cfg.ID)}
 	for id, pr := range st.Progress {
-		if id != r.cfg.ID && pr.RecentActive && pr.State == tracker.StateReplicate {
+		if id != r.cfg.ID && pr.State == tracker.StateReplicate && (pr.RecentActive || r.heardWithin(id, uint64(r.cfg.ElectionTicks))) {
 			out = append(out, int64(id))
 		}
 	}

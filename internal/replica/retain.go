@@ -92,9 +92,13 @@ func (r *Replica) trackPeers() {
 }
 
 // live reports whether the leader heard from peer id within LaggardTicks.
-func (r *Replica) live(id uint64) bool {
+func (r *Replica) live(id uint64) bool { return r.heardWithin(id, uint64(r.cfg.LaggardTicks)) }
+
+// heardWithin reports whether the leader heard from peer id within the
+// last ticks ticks (as trackPeers records it).
+func (r *Replica) heardWithin(id, ticks uint64) bool {
 	t, ok := r.heard[id]
-	return ok && r.ticks.Load()-t <= uint64(r.cfg.LaggardTicks)
+	return ok && r.ticks.Load()-t <= ticks
 }
 
 // retainFrom returns how far the log may be compacted, given that the
