@@ -205,11 +205,11 @@ func (p *idlePoller) run(s *Server) {
 	p.mu.Lock()
 	p.closed = true
 	left := make([]*conn, 0, len(p.parked))
-	for tok, c := range p.parked {
-		delete(p.parked, tok)
+	for _, c := range p.parked {
 		c.idleTok = 0
 		left = append(left, c)
 	}
+	p.parked = nil // closed: nothing is parked again
 	syscall.Close(p.epfd)
 	syscall.Close(p.wakeR)
 	syscall.Close(p.wakeW)

@@ -209,19 +209,11 @@ func entryIndex(b []byte) (idx uint64, ok bool) {
 // open the segment name (a cut repeats the retained markers there), or 0
 // if it cannot tell. Recovery ends at that snapshot or a newer one.
 func headerSnapshot(fs vfs.FS, name string) uint64 {
-	f, err := fs.Open(name)
+	f, rr, err := openSegment(fs, name)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	rr, err := newRecordReader(f, fi.Size())
-	if err != nil {
-		return 0
-	}
 	var newest uint64
 	for {
 		rec, bad, err := rr.next()

@@ -131,19 +131,11 @@ type segmentEnd struct {
 // segment's first record was fsynced before the segment was renamed into
 // place, so a segment that does not start with a good record is corrupt.
 func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, error) {
-	f, err := fs.Open(name)
+	f, rr, err := openSegment(fs, name)
 	if err != nil {
-		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
+		return segmentEnd{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
-	}
-	rr, err := newRecordReader(f, fi.Size())
-	if err != nil {
-		return segmentEnd{}, fmt.Errorf("wal: read %s: %w", name, err)
-	}
 	_, v1 := rr.f.(v1Frame)
 	clean := func() (segmentEnd, error) {
 		if rr.off == rr.start {
@@ -181,6 +173,24 @@ func readSegment(fs vfs.FS, name string, fn func(record) error) (segmentEnd, err
 		r.v1 = v1
 		return r, err
 	}
+}
+
+// openSegment opens the segment name and a record reader over it; the
+// caller closes the file.
+func openSegment(fs vfs.FS, name string) (vfs.File, *recordReader, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("wal: read %s: %w", name, err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var rr *recordReader
+		if rr, err = newRecordReader(f, fi.Size()); err == nil {
+			return f, rr, nil
+		}
+	}
+	f.Close()
+	return nil, nil, fmt.Errorf("wal: read %s: %w", name, err)
 }
 
 // classifyTail reads the segment from a bad record at off to its end and
