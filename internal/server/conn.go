@@ -49,6 +49,9 @@ type conn struct {
 	// behind them have reached the bound (waitReadsBehind): a read
 	// answered at once means none waits.
 	queuedRead bool
+	// token is the reader's: a token of the global outstanding limit the
+	// idle poller took for it, which its next request uses (acquire).
+	token bool
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -121,9 +124,12 @@ func (c *conn) close() {
 		for _, req := range c.srv.reqs.close(c.id) {
 			req.fail(net.ErrClosed)
 		}
-		// A parked reader has no goroutine to see the socket close.
+		// A parked reader has no goroutine to see the socket close; its
+		// role is now this goroutine's, and all that is left of it is the
+		// buffer (finishReading on a closed socket). No goroutine each: a
+		// burst of closes would leave their descriptors behind.
 		if c.srv.idle.unpark(c) {
-			c.srv.goroutine(func() { c.finishReading(net.ErrClosed) })
+			c.br.drop()
 		}
 	}
 }
@@ -602,8 +608,13 @@ func (c *conn) acquire() bool {
 	// requests still buffered (a slow consumer's thousands of reads).
 	select {
 	case <-c.done:
+		c.dropToken()
 		return false
 	default:
+	}
+	if c.token {
+		c.token = false
+		return true
 	}
 	select {
 	case c.srv.tokens <- struct{}{}:
@@ -617,6 +628,15 @@ func (c *conn) acquire() bool {
 		return true
 	case <-c.done:
 		return false
+	}
+}
+
+// dropToken gives back the token the poller took for the reader, if the
+// reader has not used it.
+func (c *conn) dropToken() {
+	if c.token {
+		c.token = false
+		<-c.srv.tokens
 	}
 }
 

@@ -176,6 +176,16 @@ func (cr *connReader) drop() {
 	cr.release()
 }
 
+// whole reports whether next would return without reading the socket: a
+// frame of at most limit bytes is buffered whole, or its length is bad.
+func (cr *connReader) whole(limit int) bool {
+	if cr.buffered() < 4 {
+		return false
+	}
+	n := int32(binary.BigEndian.Uint32(cr.buf[cr.r:]))
+	return n < 0 || int64(n) > int64(limit) || int(n) <= cr.buffered()-4
+}
+
 // next returns the next frame's body. A frame that is whole in the
 // buffer is returned in place, valid until the next read (the caller
 // decodes it before reading on, and decoded records never alias it);

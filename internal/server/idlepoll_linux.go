@@ -221,7 +221,13 @@ func (p *idlePoller) run(s *Server) {
 }
 
 // wake starts the readers of the sockets events name, and reports whether
-// the poller was stopped.
+// the poller was stopped. Each reader is started with the token of the
+// global outstanding limit its first request needs, so the poller waits
+// while the server is at the limit: were it to start them anyway, 10,000
+// clients closing their sessions at once would have 9,000 readers wait
+// for a token at once, and the runtime keeps every goroutine descriptor
+// it ever made. The sockets wait in the set meanwhile, as Apache's wait
+// in its selector.
 func (p *idlePoller) wake(s *Server, events []syscall.EpollEvent) (stopped bool) {
 	for i := range events {
 		tok := eventToken(&events[i])
@@ -231,9 +237,34 @@ func (p *idlePoller) wake(s *Server, events []syscall.EpollEvent) (stopped bool)
 			p.mu.Unlock()
 			continue
 		}
-		if c := p.take(tok); c != nil {
-			s.goroutine(c.wakeFromIdle)
+		if !p.admit(s) {
+			return true // Shutdown: run hands what is parked back
 		}
+		c := p.take(tok)
+		if c == nil {
+			<-s.tokens // closed since the event
+			continue
+		}
+		c.token = true
+		s.goroutine(c.wakeFromIdle)
 	}
 	return stopped
+}
+
+// admit takes a token of the global outstanding limit for a reader to be
+// woken, waiting while the server is at the limit; false once it shuts
+// down.
+func (p *idlePoller) admit(s *Server) bool {
+	select {
+	case s.tokens <- struct{}{}:
+		return true
+	default:
+	}
+	s.metrics.throttleWaits.Inc()
+	select {
+	case s.tokens <- struct{}{}:
+		return true
+	case <-s.quit:
+		return false
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 )
@@ -86,5 +87,74 @@ func TestIdleSessionsHoldNoGoroutine(t *testing.T) {
 	})
 	if p := ts.parkedCount(); p != 0 {
 		t.Fatalf("%d connections still parked after the server closed them", p)
+	}
+}
+
+// Ref: issue 17. The poller wakes a parked reader only with the token of
+// the global outstanding limit its request needs. At the limit, clients
+// that all send at once wait in the poller's set, not in a goroutine each
+// (10,000 sessions closing together made 9,000 such goroutines, whose
+// descriptors the runtime keeps), and are served once tokens come back.
+func TestWokenReadersWaitForTokens(t *testing.T) {
+	const limit, n = 4, 100
+	ts := startServer(t, func(c *Config) {
+		c.RestAfter = time.Hour
+		c.MaxOutstanding = limit
+	})
+	cs := make([]*rawClient, n)
+	for i := range cs {
+		cs[i] = newSession(t, ts.addr)
+	}
+	ts.waitParked(t, n)
+	before := runtime.NumGoroutine()
+	for range limit {
+		ts.srv.tokens <- struct{}{} // the server at its limit
+	}
+	for _, c := range cs {
+		c.send(jute.OpPing, nil)
+	}
+	waitFor(t, ioTimeout, func() error {
+		if w := ts.srv.metrics.throttleWaits.Value(); w == 0 {
+			return fmt.Errorf("no wait for a token yet")
+		}
+		return nil
+	})
+	if p := ts.parkedCount(); p != n {
+		t.Fatalf("%d of %d sessions still parked while the server is at its limit: readers were woken without a token", p, n)
+	}
+	if g := runtime.NumGoroutine() - before; g > n/10 {
+		t.Fatalf("%d goroutines more while %d sessions wait for a token, want at most %d", g, n, n/10)
+	}
+	for range limit {
+		<-ts.srv.tokens
+	}
+	for _, c := range cs {
+		if r := c.readReply(); r.hdr.Xid != jute.XidPing || r.hdr.Err != jute.OK {
+			t.Fatalf("reply %v, want a ping's", r)
+		}
+	}
+	ts.waitParked(t, n)
+	if k := len(ts.srv.tokens); k != 0 {
+		t.Fatalf("%d tokens held after every request was answered", k)
+	}
+}
+
+// A reader the poller woke for half a request gives its token back: its
+// client may never send the rest, and the server's other clients must
+// not wait for it.
+func TestHalfARequestHoldsNoToken(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.RestAfter = time.Hour
+		c.MaxOutstanding = 1
+	})
+	a, b := newSession(t, ts.addr), newSession(t, ts.addr)
+	ts.waitParked(t, 2)
+	frame := a.requestFrame(jute.OpPing, nil)
+	a.writeRaw(frame[:len(frame)-1])
+	ts.waitParked(t, 1) // a's reader is awake, with the only token
+	b.mustCall(jute.OpExists, &jute.PathWatch{Path: "/"}, nil, jute.OK)
+	a.writeRaw(frame[len(frame)-1:])
+	if r := a.readReply(); r.hdr.Xid != jute.XidPing || r.hdr.Err != jute.OK {
+		t.Fatalf("reply %v, want a ping's", r)
 	}
 }

@@ -168,8 +168,7 @@ func (q *outq) queued() int {
 // It reports ok false if done closes first, and whether it waited.
 func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) (ok, waited bool) {
 	for {
-		n := q.queued()
-		if n <= pause && (n == 0 || q.total.Load() <= limit) {
+		if q.below(pause, limit) {
 			return true, waited
 		}
 		waited = true
@@ -179,6 +178,12 @@ func (q *outq) waitBelow(pause int, limit int64, done <-chan struct{}) (ok, wait
 			return false, waited
 		}
 	}
+}
+
+// below reports whether the reader may go on now, as waitBelow would.
+func (q *outq) below(pause int, limit int64) bool {
+	n := q.queued()
+	return n <= pause && (n == 0 || q.total.Load() <= limit)
 }
 
 // maxKeptFrames bounds the frame list an idle queue keeps for reuse.

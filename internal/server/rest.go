@@ -120,6 +120,7 @@ func (c *conn) await() (rest bool, err error) {
 // handOver ends the reader goroutine: the connection is parked with the
 // idle poller (no goroutine), or a fresh goroutine rests in its place.
 func (c *conn) handOver() error {
+	c.dropToken()
 	c.srv.rests.Add(1)
 	if !c.srv.idle.park(c) {
 		c.srv.goroutine(c.resume)
@@ -137,14 +138,21 @@ const parkedLong = 50 * time.Millisecond
 
 // wakeFromIdle is the reader of a connection the idle poller held, on a
 // fresh goroutine once its socket turned readable: as resume after its
-// wait.
+// wait. The poller may have taken the token its first request needs
+// (c.token); it keeps it only if it can go on to that request without
+// waiting for its client, so that clients cannot hold the server's
+// tokens by sending half a request or not reading their replies.
 func (c *conn) wakeFromIdle() {
 	long := c.rest.woke(c.restMark) || time.Since(c.parkedAt) >= parkedLong
 	err := c.br.fill()
+	if err != nil || !c.br.whole(c.srv.cfg.MaxFrame) || !c.out.below(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal) {
+		c.dropToken()
+	}
 	if err == nil {
 		err = c.readLoop(long)
 	}
 	if err != errRested {
+		c.dropToken()
 		c.finishReading(err)
 	}
 }
