@@ -278,6 +278,31 @@ func TestUncommittedSnapshotIgnored(t *testing.T) {
 	}
 }
 
+// Ref: issue 14 (restart). The newest snapshot file is loaded while the
+// log is read, before the log can say whether it was committed. One that
+// verifies but has no marker (the crash came between the file and the
+// marker) must still give way to the newest committed one.
+func TestSnapshotLoadedAheadNeedsItsMarker(t *testing.T) {
+	fs := vfs.NewMem()
+	d := startDurable(t, fs, 7)
+	d.write(t, workload(20)...)
+	want := d.view()
+	d.stop()
+	snaps, err := snap.List(fs, snapDir)
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("snapshots %v, %v; want some", snaps, err)
+	}
+	bogus := txn.NewState(tree.New())
+	newest := snaps[len(snaps)-1].Meta
+	if _, err := snap.Write(fs, snapDir, snap.Meta{Index: newest.Index + 1000, Term: newest.Term, Zxid: int64(newest.Index + 1000)}, bogus, snap.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d = startDurable(t, fs, 7)
+	if got := d.recovered(t); got != want {
+		t.Fatalf("after restart %+v; want %+v", got, want)
+	}
+}
+
 func setData(path, data string) txn.Request {
 	return txn.Request{SessionID: session, Op: jute.OpSetData,
 		Record: &jute.SetDataRequest{Path: path, Data: []byte(data), Version: -1}}

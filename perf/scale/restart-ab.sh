@@ -9,6 +9,7 @@
 # the copy and times the first getData from the start (zkload waitread),
 # with the server's own log lines for the snapshot load and the replay.
 # ZKLOAD names zkload (../shared/bench/zkload; default: zkload on PATH).
+# REUSE=1 keeps an existing DIR/src instead of making it again.
 set -euo pipefail
 DIR=$1 N=$2 REPS=$3
 shift 3
@@ -16,15 +17,19 @@ Z=${ZKLOAD:-zkload}
 freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 cfg() { printf 'tickTime=2000\ndataDir=%s\nclientPort=%s\nadmin.enableServer=false\n' "$1" "$2" >"$3"; }
 
-rm -rf "$DIR/src" && mkdir -p "$DIR/src/data"
-port=$(freeport)
-cfg "$DIR/src/data" "$port" "$DIR/src/zoo.cfg"
-"$1" server "$DIR/src/zoo.cfg" >"$DIR/prep-server.log" 2>&1 &
-pid=$!
-"$Z" fill -servers "127.0.0.1:$port" -server-pids "$pid" -count "$N" -size 100 -fanout 1000 -clients 8 -outstanding 128 | grep RESULT
-"$Z" ops -servers "127.0.0.1:$port" -server-pids "$pid" -op set -tree-count "$N" -duration 20s | grep RESULT
-kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
+if [[ -n ${REUSE:-} && -d $DIR/src ]]; then
+  echo "reusing $DIR/src (REUSE set)"
+else
+  rm -rf "$DIR/src" && mkdir -p "$DIR/src/data"
+  port=$(freeport)
+  cfg "$DIR/src/data" "$port" "$DIR/src/zoo.cfg"
+  "$1" server "$DIR/src/zoo.cfg" >"$DIR/prep-server.log" 2>&1 &
+  pid=$!
+  "$Z" fill -servers "127.0.0.1:$port" -server-pids "$pid" -count "$N" -size 100 -fanout 1000 -clients 8 -outstanding 128 | grep RESULT
+  "$Z" ops -servers "127.0.0.1:$port" -server-pids "$pid" -op set -tree-count "$N" -duration 20s | grep RESULT
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+fi
 
 for rep in $(seq 1 "$REPS"); do
   for bin in "$@"; do
