@@ -12,7 +12,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 
@@ -154,10 +153,13 @@ type decoder struct {
 	// data. The tree copies both (tree.Restore keeps neither), so one
 	// buffer each serves every node: a load makes no garbage per node.
 	path, data []byte
-	acls       map[uint64][]jute.ACL
-	st         *txn.State
-	nodes      uint64
-	sessions   uint64
+	// rs puts the nodes into st's tree; cur is the batch being filled.
+	rs       *restorer
+	cur      *nodeBatch
+	acls     map[uint64][]jute.ACL
+	st       *txn.State
+	nodes    uint64
+	sessions uint64
 }
 
 func (d *decoder) decode(hr io.Reader) (Meta, error) {
@@ -188,7 +190,15 @@ func (d *decoder) decode(hr io.Reader) (Meta, error) {
 	}
 	d.acls = make(map[uint64][]jute.ACL)
 	d.st = txn.NewState(tree.New())
-	if err := d.records(); err != nil {
+	d.rs = startRestorer(d.st.Tree)
+	d.cur = <-d.rs.free
+	err = d.records()
+	// The restorer's error comes first: it is about an earlier node.
+	if rerr := d.rs.finish(d.cur); rerr != nil {
+		err = rerr
+	}
+	d.cur = nil
+	if err != nil {
 		d.st = nil
 		return Meta{}, err
 	}
@@ -334,9 +344,6 @@ func (d *decoder) node() error {
 		return d.fail("node path", err)
 	}
 	d.path = append(d.path[:shared], suffix...)
-	// Only for this call: Restore does not keep it, and the error
-	// paths below copy it.
-	path := unsafe.String(unsafe.SliceData(d.path), len(d.path))
 	data, err := d.dataField()
 	if err != nil {
 		return d.fail(string(d.path)+" data", err)
@@ -353,12 +360,28 @@ func (d *decoder) node() error {
 	if err != nil {
 		return d.fail(string(d.path)+" stat", err)
 	}
-	if err := d.st.Tree.Restore(path, data, acl, st); err != nil {
-		return d.fail("restore "+string(d.path), fmt.Errorf("%w: %w", ErrMalformed, err))
-	}
+	return d.emit(acl, st, data)
+}
+
+// emit hands the node just decoded to the restorer, a batch at a time.
+// It stops the decoding once the restorer failed (errRestorer).
+func (d *decoder) emit(acl []jute.ACL, st tree.StatPersisted, data []byte) error {
+	d.cur.add(d.path, data, acl, st)
 	d.nodes++
+	if len(d.cur.nodes) < batchNodes {
+		return nil
+	}
+	d.rs.full <- d.cur
+	d.cur = <-d.rs.free
+	if d.rs.failed.Load() {
+		return errRestorer
+	}
 	return nil
 }
+
+// errRestorer stops the decoding when a node did not go into the tree;
+// the restorer's error says why.
+var errRestorer = errors.New("snap: restore failed")
 
 // dataField reads a node's "bytes" field into d.data, valid until the
 // next node; nil data stays nil. Lengths are bounded as readN bounds them.
