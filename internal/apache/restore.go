@@ -216,7 +216,10 @@ func (l *loader) loadSnapshot(dir string, f file) (*txn.State, *Snapshot, error)
 		l.nodes = base
 		return nil, nil, err
 	}
-	st.Tree.RebuildQuotas()
+	if err := st.Tree.Restored(); err != nil {
+		l.nodes = base
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, f.name, err)
+	}
 	for _, se := range s.Sessions {
 		st.Sessions[se.ID] = txn.SessionInfo{TimeoutMs: se.TimeoutMs, Password: Password(se.ID)}
 	}

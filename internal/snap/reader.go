@@ -211,7 +211,10 @@ func (d *decoder) decode(hr io.Reader) (Meta, error) {
 		d.st = nil
 		return Meta{}, fmt.Errorf("%w: data after the compressed body", ErrMalformed)
 	}
-	d.st.Tree.RebuildQuotas()
+	if err := d.st.Tree.Restored(); err != nil {
+		d.st = nil
+		return Meta{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	return h.meta, nil
 }
 

@@ -118,7 +118,7 @@ func TestChurnReusesSlots(t *testing.T) {
 	for i := range 3000 {
 		mustCreate(t, tr, fmt.Sprintf("/d/%d", i), []byte("x"), 0, int64(i+2))
 	}
-	chunks, hashes := len(tr.nodes.chunks), len(tr.index.heads)
+	chunks, hashes := len(tr.nodes.chunks), len(tr.index.slots)
 	zxid := int64(10000)
 	for round := range 20 {
 		f := tr.Freeze()
@@ -132,8 +132,8 @@ func TestChurnReusesSlots(t *testing.T) {
 		}
 		f.Close()
 	}
-	if len(tr.nodes.chunks) != chunks || len(tr.index.heads) != hashes {
-		t.Errorf("after churn: %d chunks, %d hashes; before %d, %d", len(tr.nodes.chunks), len(tr.index.heads), chunks, hashes)
+	if len(tr.nodes.chunks) != chunks || len(tr.index.slots) != hashes {
+		t.Errorf("after churn: %d chunks, %d index slots; before %d, %d", len(tr.nodes.chunks), len(tr.index.slots), chunks, hashes)
 	}
 	checkInvariants(t, tr)
 }

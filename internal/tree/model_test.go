@@ -244,9 +244,14 @@ func TestTreeMatchesModel(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 1))
 		tr, m := New(), newModel()
-		if seed%2 == 1 {
-			// Most paths share a hash: the collision chains are exercised.
+		switch seed % 4 {
+		case 1:
+			// Most paths share a hash: one long run of the index.
 			collide(tr, 3)
+		case 3:
+			// Eight tags: long runs from eight homes, one of which wraps
+			// round the table's end.
+			collide(tr, 7<<61)
 		}
 		if seed%4 >= 2 {
 			// Small chunks: records are compacted and chunks dropped.
@@ -268,7 +273,8 @@ func collide(tr *Tree, mask uint64) {
 	ids := map[string]nodeID{}
 	tr.each(func(path string, id nodeID, _ *node) { ids[path] = id })
 	tr.index.mask = mask
-	clear(tr.index.heads)
+	clear(tr.index.slots)
+	tr.index.count = 0
 	for path, id := range ids {
 		tr.indexAdd(path, id)
 	}

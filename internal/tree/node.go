@@ -1,7 +1,6 @@
 package tree
 
 import (
-	"hash/maphash"
 	"unsafe"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -24,10 +23,10 @@ import (
 //     out stays valid;
 //   - a node's children are a doubly linked list of ids through the
 //     children's own slots (firstChild, prev, next), not a map;
-//   - the path index is a map[uint64]nodeID from a seeded hash of the
-//     full path to the id, with collisions chained through hashNext: the
-//     map holds no pointers, so the collector never scans its buckets.
-//     A lookup confirms the path by matching names up the parent chain;
+//   - the path index is a table of 8-byte slots (index.go), a node's id
+//     and part of its path's seeded hash, which holds no pointers, so the
+//     collector never scans it. A lookup confirms the path by matching
+//     names up the parent chain;
 //   - ACLs are indexes into the interned ACL table.
 //
 // The cost is a copy of the data on each change and an O(depth) check on
@@ -60,7 +59,6 @@ type node struct {
 	parent     nodeID // 0 for the root and for free slots
 	firstChild nodeID
 	prev, next nodeID // siblings; next also links the free list
-	hashNext   nodeID // the next node whose path has the same hash
 	numKids    uint32
 	stat       StatPersisted
 }
@@ -129,24 +127,6 @@ func (s *slab) release(id nodeID) {
 	s.free = id
 }
 
-// pathIndex finds a node by its full path (see the comment at the top).
-// The hash is seeded per tree, so that no client can choose paths that
-// collide on every server.
-type pathIndex struct {
-	seed  maphash.Seed
-	mask  uint64 // all ones; tests narrow it to force collisions
-	heads map[uint64]nodeID
-}
-
-func newPathIndex() pathIndex {
-	return pathIndex{seed: maphash.MakeSeed(), mask: ^uint64(0), heads: make(map[uint64]nodeID)}
-}
-
-func (x *pathIndex) hash(path string) uint64 { return maphash.String(x.seed, path) & x.mask }
-
-// lookup returns the node at path, or 0.
-func (t *Tree) lookup(path string) nodeID { return t.inChain(t.index.heads[t.index.hash(path)], path) }
-
 // Ref names a node as a lookup found it (Info.Ref), so that a change of
 // the same path soon after can find the node again without the path
 // index: the leader preps a write (a lookup) and then applies it, and at
@@ -184,17 +164,6 @@ func (t *Tree) checkRef(ref Ref, path string) nodeID {
 		return 0
 	}
 	return id
-}
-
-// inChain returns the node at path in the hash chain that starts at id,
-// or 0.
-func (t *Tree) inChain(id nodeID, path string) nodeID {
-	for ; id != 0; id = t.nodes.at(id).hashNext {
-		if t.pathIs(id, path) {
-			return id
-		}
-	}
-	return 0
 }
 
 // pathIs reports whether id's path is path, matching names from the leaf
@@ -236,32 +205,6 @@ func (t *Tree) pathOf(id nodeID) string {
 		b[end] = '/'
 	}
 	return unsafe.String(&b[0], len(b))
-}
-
-func (t *Tree) indexAdd(path string, id nodeID) {
-	h := t.index.hash(path)
-	t.nodes.at(id).hashNext = t.index.heads[h]
-	t.index.heads[h] = id
-}
-
-func (t *Tree) indexRemove(path string, id nodeID) {
-	h := t.index.hash(path)
-	next := t.nodes.at(id).hashNext
-	head := t.index.heads[h]
-	if head == id {
-		if next == 0 {
-			delete(t.index.heads, h)
-		} else {
-			t.index.heads[h] = next
-		}
-		return
-	}
-	for p := head; p != 0; p = t.nodes.at(p).hashNext {
-		if pn := t.nodes.at(p); pn.hashNext == id {
-			pn.hashNext = next
-			return
-		}
-	}
 }
 
 // addKid links child at the head of parent's list.

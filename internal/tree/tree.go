@@ -38,6 +38,10 @@ type Tree struct {
 	// lastRestored is the node Restore added last, where it looks for
 	// the next one's parent first.
 	lastRestored nodeID
+	lastDepth    int // lastRestored's depth
+	// restoreErr is what flushIndex found wrong with a restore (a path
+	// restored twice), for Restored to report.
+	restoreErr error
 }
 
 // nameCache keeps the sorted child names of large directories between
@@ -118,21 +122,26 @@ func (t *Tree) addSystemNode(path string, acl []jute.ACL) nodeID {
 // link adds a node under parent, to the path index and to the size
 // count, and returns it.
 func (t *Tree) link(parent nodeID, name, path string, data []byte, acl uint32, st StatPersisted) nodeID {
-	h := t.index.hash(path)
-	return t.linkHashed(parent, name, path, h, t.index.heads[h], data, acl, st)
+	t.flushIndex()
+	return t.linkHashed(parent, name, path, t.index.hash(path), data, acl, st)
 }
 
-// linkHashed is link with the path's hash h and the index's chain for it
-// (head) already read.
-func (t *Tree) linkHashed(parent nodeID, name, path string, h uint64, head nodeID, data []byte, acl uint32, st StatPersisted) nodeID {
+// linkHashed is link with the path's hash h already computed, and the
+// index flushed.
+func (t *Tree) linkHashed(parent nodeID, name, path string, h uint64, data []byte, acl uint32, st StatPersisted) nodeID {
+	id := t.linkNode(parent, name, path, data, acl, st)
+	t.index.insert(h, id)
+	return id
+}
+
+// linkNode is link but for the index.
+func (t *Tree) linkNode(parent nodeID, name, path string, data []byte, acl uint32, st StatPersisted) nodeID {
 	t.touch(parent)
 	id := t.nodes.alloc()
 	t.setBuf(id, name, data)
 	n := t.nodes.at(id)
 	n.acl, n.stat, n.gen = acl, st, t.gen
 	t.addKid(parent, id)
-	t.nodes.at(id).hashNext = head
-	t.index.heads[h] = id
 	t.dataSize += int64(len(path) + n.dataLength())
 	t.redigest(path, n)
 	return id

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -474,7 +475,9 @@ func TestRestoreFromWalk(t *testing.T) {
 		}
 		return true
 	})
-	dst.RebuildQuotas()
+	if err := dst.Restored(); err != nil {
+		t.Fatal(err)
+	}
 	if src.Digest() != dst.Digest() {
 		t.Error("restored tree has another digest")
 	}
@@ -609,7 +612,7 @@ func TestNodeData(t *testing.T) {
 // last first (a depth-first snapshot); any other order, and a last node
 // deleted and its slot reused since, still find the right parent.
 func TestRestoreAnyOrder(t *testing.T) {
-	for _, mask := range []uint64{^uint64(0), 3} { // 3: most paths share a hash chain
+	for _, mask := range []uint64{^uint64(0), 3, 7 << 61} { // 3: most paths share a hash; 7<<61: eight
 		t.Run(fmt.Sprintf("mask=%#x", mask), func(t *testing.T) { testRestoreAnyOrder(t, mask) })
 	}
 }
@@ -637,6 +640,23 @@ func testRestoreAnyOrder(t *testing.T, mask uint64) {
 	} {
 		if got, _, err := tr.Children(parent); err != nil || !slices.Equal(got, want) {
 			t.Errorf("Children(%s) = %v, %v; want %v", parent, got, err, want)
+		}
+	}
+}
+
+// A snapshot that lists a path twice is refused when the load finishes:
+// the restored nodes are checked as they go into the index.
+func TestRestoredRefusesAPathListedTwice(t *testing.T) {
+	for _, mask := range []uint64{^uint64(0), 3} {
+		tr := New()
+		collide(tr, mask)
+		for _, p := range []string{"/a", "/a/b", "/c", "/a"} {
+			if err := tr.Restore(p, nil, openACL, StatPersisted{}); err != nil {
+				t.Fatalf("Restore(%s): %v", p, err)
+			}
+		}
+		if err := tr.Restored(); !errors.Is(err, jute.NodeExists) || !strings.Contains(err.Error(), "/a restored twice") {
+			t.Fatalf("mask %#x: Restored: %v, want /a restored twice (NodeExists)", mask, err)
 		}
 	}
 }

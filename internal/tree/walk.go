@@ -114,21 +114,25 @@ func fnv64a(b []byte) uint64 {
 
 // Restore puts a node read from a snapshot into the tree: its parent must
 // be there already (a snapshot lists parents first). An existing node (the
-// system nodes of New) takes the restored data, ACL and stat. Quota
-// tracking is rebuilt by RebuildQuotas once every node is in. It fails
-// with jute.BadArguments for an invalid path and jute.NoNode for a missing
+// system nodes of New) takes the restored data, ACL and stat. Once every
+// node is in, Restored finishes the load; until then the tree is the
+// loader's alone (its index is completed by the next lookup, whoever
+// makes it). It fails with
+// jute.BadArguments for an invalid path and jute.NoNode for a missing
 // parent. The tree copies data and acl and keeps none of its arguments,
 // so a loader may pass a path and data in buffers it reuses.
 func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersisted) error {
 	if err := ValidatePath(path); err != nil {
 		return err
 	}
-	// One probe of the index serves both the check for an existing node
-	// and the new node's link: a 1M-znode load is bound by the index's
-	// cache misses.
+	if t.restoreErr != nil {
+		return t.restoreErr
+	}
+	// The node is new unless it was in the tree before the load (the
+	// nodes it restored are not in the index yet, see pathIndex): a path
+	// listed twice is caught when they go in.
 	h := t.index.hash(path)
-	head := t.index.heads[h]
-	if id := t.inChain(head, path); id != 0 {
+	if id := t.find(h, path); id != 0 {
 		n := t.nodes.at(id)
 		t.unindexKind(id, n.stat.EphemeralOwner)
 		t.replaceData(path, id, data) // keeps the digest in step
@@ -146,29 +150,51 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 	if pid == 0 {
 		return jute.NoNode
 	}
-	id := t.linkHashed(pid, name, path, h, head, data, t.acls.intern(acl), st)
+	id := t.linkNode(pid, name, path, data, t.acls.intern(acl), st)
+	t.index.pending = append(t.index.pending, entry(h, id))
 	t.indexKind(id, st.EphemeralOwner)
-	t.lastRestored = id
+	t.lastRestored, t.lastDepth = id, depth(path)
 	return nil
 }
 
 // restoredParent finds parentPath for Restore. A snapshot is a
-// depth-first walk, so the parent is almost always the node restored
-// last or one of its nearest ancestors: matching names up a short chain
-// is cheaper than hashing the path and probing the index (a tenth of a
-// 1M-znode load). Anything else falls back to the index.
+// depth-first walk, so the parent is the node restored last or the one
+// of its ancestors as deep as parentPath: walking up to it and matching
+// names is cheaper than hashing the path and probing the index, and the
+// index does not hold the restored nodes yet. Anything else (another
+// order) falls back to the index.
 func (t *Tree) restoredParent(parentPath string) nodeID {
 	id := t.lastRestored
-	for range 3 { // the node itself, its parent, its grandparent
-		if id == 0 || t.nodes.at(id).parent == 0 && id != rootID {
-			break // never restored, or freed since
+	if id != 0 && (t.nodes.at(id).parent != 0 || id == rootID) { // not freed since
+		up := t.lastDepth - depth(parentPath)
+		for ; up > 0 && id != rootID; up-- {
+			id = t.nodes.at(id).parent
 		}
-		if t.pathIs(id, parentPath) {
+		if up == 0 && t.pathIs(id, parentPath) {
 			return id
 		}
-		id = t.nodes.at(id).parent
 	}
 	return t.lookup(parentPath)
+}
+
+// depth is how many names path has: 0 for the root.
+func depth(path string) int {
+	if path == Root {
+		return 0
+	}
+	return strings.Count(path, "/")
+}
+
+// Restored finishes a load by Restore: it puts the restored nodes into
+// the path index, and rebuilds quota tracking. It fails if the load
+// listed a path twice (jute.NodeExists); the tree is then not to be used.
+func (t *Tree) Restored() error {
+	t.flushIndex()
+	if err := t.restoreErr; err != nil {
+		return err
+	}
+	t.RebuildQuotas()
+	return nil
 }
 
 // RebuildQuotas finds every quota under /zookeeper/quota and recounts its
@@ -277,8 +303,9 @@ func (t *Tree) checkLinks() error {
 	if err != nil {
 		return err
 	}
-	if count != t.nodes.count || len(t.index.heads) > count {
-		return fmt.Errorf("%w: %d nodes reachable, %d counted, %d hashes", ErrInconsistent, count, t.nodes.count, len(t.index.heads))
+	t.flushIndex()
+	if count != t.nodes.count || t.index.count != count {
+		return fmt.Errorf("%w: %d nodes reachable, %d counted, %d indexed", ErrInconsistent, count, t.nodes.count, t.index.count)
 	}
 	if size != t.dataSize {
 		return fmt.Errorf("%w: data size %d, counted %d", ErrInconsistent, t.dataSize, size)

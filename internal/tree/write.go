@@ -39,8 +39,7 @@ func (t *Tree) CreateNodeAt(parentRef Ref, path string, data []byte, acl []jute.
 	// One hash and one probe of the index both check that path is new
 	// and link the node: nothing below changes the index before.
 	h := t.index.hash(path)
-	head := t.index.heads[h]
-	if t.inChain(head, path) != 0 {
+	if t.lookupHashed(h, path) != 0 {
 		return jute.Stat{}, jute.NodeExists
 	}
 	parent := t.nodes.at(pid)
@@ -54,7 +53,7 @@ func (t *Tree) CreateNodeAt(parentRef Ref, path string, data []byte, acl []jute.
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
-	id := t.linkHashed(pid, name, path, h, head, data, t.acls.intern(acl), StatPersisted{
+	id := t.linkHashed(pid, name, path, h, data, t.acls.intern(acl), StatPersisted{
 		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
 		Ctime: time, Mtime: time,
 		EphemeralOwner: owner,

@@ -177,7 +177,9 @@ func TestReplayOverFuzzySnapshot(t *testing.T) {
 			// it cannot be restored; its delete is in the replayed log.
 			_ = restored.Tree.Restore(n.path, n.Data, n.ACL, n.Stat)
 		}
-		restored.Tree.RebuildQuotas()
+		if err := restored.Tree.Restored(); err != nil {
+			t.Fatal(err)
+		}
 		for _, l := range h.log[label:] {
 			Apply(restored, l.t, l.zxid)
 		}

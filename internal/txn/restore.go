@@ -95,7 +95,9 @@ func (x *RestoreTxn) Build() (*State, error) {
 			return nil, fmt.Errorf("txn: restore: node %.200q: %w", n.Path, err)
 		}
 	}
-	st.Tree.RebuildQuotas()
+	if err := st.Tree.Restored(); err != nil {
+		return nil, fmt.Errorf("txn: restore: %w", err)
+	}
 	for _, s := range x.Sessions {
 		st.Sessions[s.ID] = SessionInfo{TimeoutMs: s.TimeoutMs, Password: s.Password}
 	}
