@@ -117,10 +117,10 @@ func fnv64a(b []byte) uint64 {
 // system nodes of New) takes the restored data, ACL and stat. Once every
 // node is in, Restored finishes the load; until then the tree is the
 // loader's alone (its index is completed by the next lookup, whoever
-// makes it). It fails with
-// jute.BadArguments for an invalid path and jute.NoNode for a missing
-// parent. The tree copies data and acl and keeps none of its arguments,
-// so a loader may pass a path and data in buffers it reuses.
+// makes it). It fails with jute.BadArguments for an invalid path and
+// jute.NoNode for a missing parent. The tree copies data and acl and
+// keeps none of its arguments, so a loader may pass a path and data in
+// buffers it reuses.
 func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersisted) error {
 	if err := ValidatePath(path); err != nil {
 		return err
