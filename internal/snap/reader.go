@@ -371,7 +371,7 @@ func (d *decoder) node() error {
 func (d *decoder) emit(acl []jute.ACL, st tree.StatPersisted, data []byte) error {
 	d.cur.add(d.path, data, acl, st)
 	d.nodes++
-	if len(d.cur.nodes) < batchNodes {
+	if !d.cur.full() {
 		return nil
 	}
 	d.rs.full <- d.cur

@@ -20,15 +20,20 @@ import (
 // decoder can run ahead.
 
 const (
-	batchNodes = 2048 // nodes per batch
-	batches    = 4    // batches in all: decoding runs at most three ahead
+	batchNodes = 2048    // nodes per batch, at most
+	batchBytes = 1 << 20 // and bytes of paths and data, about
+	batches    = 4       // batches in all: decoding runs at most three ahead
 )
 
 // nodeBatch is decoded nodes on their way to the tree. The nodes' paths
-// and data sit back to back in bytes.
+// and data sit back to back in bytes. size counts those and the large
+// data read apart: a batch is handed over at batchNodes nodes or
+// batchBytes bytes, so that what the decoder runs ahead stays a few
+// megabytes even when every znode holds a megabyte.
 type nodeBatch struct {
 	bytes []byte
 	nodes []batchNode
+	size  int
 }
 
 type batchNode struct {
@@ -51,10 +56,16 @@ func (b *nodeBatch) add(path, data []byte, acl []jute.ACL, st tree.StatPersisted
 		b.bytes = append(b.bytes, data...)
 	}
 	b.nodes = append(b.nodes, n)
+	b.size += len(path) + len(data)
 }
 
+// full reports whether the batch is to be handed over.
+func (b *nodeBatch) full() bool { return len(b.nodes) == batchNodes || b.size >= batchBytes }
+
+// reset empties the batch for reuse; it keeps no large data alive.
 func (b *nodeBatch) reset() {
-	b.bytes, b.nodes = b.bytes[:0], b.nodes[:0]
+	clear(b.nodes)
+	b.bytes, b.nodes, b.size = b.bytes[:0], b.nodes[:0], 0
 }
 
 // restorer is the goroutine that puts batches of nodes into t.

@@ -89,3 +89,22 @@ func TestRestoreErrorAcrossBatches(t *testing.T) {
 		t.Fatalf("err %q does not say %q", err, want)
 	}
 }
+
+// A batch is handed over by bytes as well as by count: with a megabyte
+// in every znode, the decoder must not run 6,000 of them ahead.
+func TestBatchHandedOverByBytes(t *testing.T) {
+	var b nodeBatch
+	big := make([]byte, bufSize+1)
+	n := 0
+	for !b.full() {
+		b.add([]byte("/n"), big, nil, tree.StatPersisted{})
+		n++
+	}
+	if max := batchBytes/len(big) + 1; n > max {
+		t.Fatalf("%d nodes of %d bytes in a batch, want at most %d", n, len(big), max)
+	}
+	b.reset()
+	if b.full() || b.size != 0 || len(b.nodes) != 0 || b.nodes[:1][0].big != nil {
+		t.Fatalf("reset batch: size %d, %d nodes, first node's data kept %v", b.size, len(b.nodes), b.nodes[:1][0].big != nil)
+	}
+}
