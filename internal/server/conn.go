@@ -616,18 +616,28 @@ func (c *conn) acquire() bool {
 		c.token = false
 		return true
 	}
+	ok, waited := c.srv.takeToken(c.done)
+	if waited {
+		c.touched = 0 // the session is touched when the wait is over
+	}
+	return ok
+}
+
+// takeToken takes a token of the global outstanding limit, waiting while
+// the server is at the limit (which the throttle metric counts) until
+// stop closes. It reports whether it got one, and whether it waited.
+func (s *Server) takeToken(stop <-chan struct{}) (ok, waited bool) {
 	select {
-	case c.srv.tokens <- struct{}{}:
-		return true
+	case s.tokens <- struct{}{}:
+		return true, false
 	default:
 	}
-	c.srv.metrics.throttleWaits.Inc()
-	c.touched = 0 // the session is touched when the wait is over
+	s.metrics.throttleWaits.Inc()
 	select {
-	case c.srv.tokens <- struct{}{}:
-		return true
-	case <-c.done:
-		return false
+	case s.tokens <- struct{}{}:
+		return true, true
+	case <-stop:
+		return false, true
 	}
 }
 

@@ -237,7 +237,7 @@ func (p *idlePoller) wake(s *Server, events []syscall.EpollEvent) (stopped bool)
 			p.mu.Unlock()
 			continue
 		}
-		if !p.admit(s) {
+		if ok, _ := s.takeToken(s.quit); !ok {
 			return true // Shutdown: run hands what is parked back
 		}
 		c := p.take(tok)
@@ -249,22 +249,4 @@ func (p *idlePoller) wake(s *Server, events []syscall.EpollEvent) (stopped bool)
 		s.goroutine(c.wakeFromIdle)
 	}
 	return stopped
-}
-
-// admit takes a token of the global outstanding limit for a reader to be
-// woken, waiting while the server is at the limit; false once it shuts
-// down.
-func (p *idlePoller) admit(s *Server) bool {
-	select {
-	case s.tokens <- struct{}{}:
-		return true
-	default:
-	}
-	s.metrics.throttleWaits.Inc()
-	select {
-	case s.tokens <- struct{}{}:
-		return true
-	case <-s.quit:
-		return false
-	}
 }
