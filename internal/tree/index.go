@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -65,21 +66,12 @@ func (x *pathIndex) next(i int) int { return (i + 1) & (len(x.slots) - 1) }
 func (x *pathIndex) resize(n int) {
 	old := x.slots
 	x.slots = make([]uint64, n)
-	x.shift = uint(32 - bitsFor(n))
+	x.shift = uint(32 - bits.TrailingZeros(uint(n))) // n is a power of two
 	for _, v := range old {
 		if v != 0 {
 			x.place(v)
 		}
 	}
-}
-
-// bitsFor is log2(n) for a power of two n.
-func bitsFor(n int) int {
-	b := 0
-	for 1<<b < n {
-		b++
-	}
-	return b
 }
 
 // reserve grows the table until n entries fit at most three quarters full.
@@ -144,7 +136,7 @@ func (x *pathIndex) remove(h uint64, id nodeID) {
 // slots (not the pending ones), or 0.
 func (t *Tree) find(h uint64, path string) nodeID {
 	x := &t.index
-	tag := uint32(h >> 32)
+	tag := entryTag(h) // a hash's top half is its entry's tag
 	for i := x.home(tag); ; i = x.next(i) {
 		v := x.slots[i]
 		if v == 0 {
