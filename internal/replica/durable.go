@@ -400,7 +400,7 @@ func (r *Replica) purge() {
 	if i < 0 {
 		return
 	}
-	if err := r.log.ReleaseTo(kept[i].Meta.Index); err != nil {
+	if err := r.disk.Release(kept[i].Meta.Index); err != nil {
 		r.cfg.Logger.Warn("purging the log", "err", err)
 	}
 }

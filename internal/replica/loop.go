@@ -408,12 +408,16 @@ func (r *Replica) processReady(enough func() bool) (more bool, err error) {
 		}
 	}
 	r.applySome(enough)
+	r.evictApplied()
 	r.replayProgress()
 	r.reportUnreachable()
 	r.reportStreams()
 	r.completeSyncs()
 	if err := r.maybeSnapshot(); err != nil {
 		return false, err
+	}
+	if err := r.disk.Err(); err != nil {
+		return false, fmt.Errorf("replica: reading the log back: %w", err)
 	}
 	return r.canApply() || r.rn.HasReady(), nil
 }

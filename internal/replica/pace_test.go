@@ -98,6 +98,9 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	testHookWalk = func() { started.Add(1) }
 	t.Cleanup(func() { testHookWalk = nil })
 	d := startDurable(t, fs, 10, func(c *Config) {
+		// The log keeps TrailingEntries behind a snapshot, on disk: few
+		// here, so that segments behind the snapshots can go.
+		c.TrailingEntries = 10
 		c.OnSnapshot = func(_ time.Duration, size int64) {
 			mu.Lock()
 			sizes = append(sizes, size)

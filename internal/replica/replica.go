@@ -212,12 +212,14 @@ type Config struct {
 	// runs (its peers said so), and gets its state, membership included,
 	// from the leader once it is added (reconfig).
 	Join bool
-	// TrailingEntries is how many applied entries stay in memory behind
+	// TrailingEntries is how many applied entries stay in the log behind
 	// the newest snapshot, so that a follower lagging by fewer gets them
 	// rather than a whole snapshot (Apache's zookeeper.commitLogCount
-	// plays this part); 0 means DefaultTrailingEntries.
+	// plays this part), and how many of the newest applied entries
+	// memory holds whole (older ones are read back from the WAL); 0
+	// means DefaultTrailingEntries.
 	TrailingEntries int
-	// RetainBytes bounds the entries the leader keeps in memory, beyond
+	// RetainBytes bounds the entries the leader keeps in its log, beyond
 	// TrailingEntries, for followers that lag behind them (retain.go);
 	// 0 means DefaultRetainBytes, negative keeps none.
 	RetainBytes int64
@@ -403,6 +405,7 @@ type Replica struct {
 	applied     uint64
 	appliedTerm uint64
 	compacted   uint64
+	evicted     uint64           // entries up to this one need not be held in memory
 	confState   raftpb.ConfState // as of applied, for snapshots
 	confPending bool             // a membership change proposed here, not applied
 	confIndex   uint64           // the entry of the last membership change applied

@@ -1,17 +1,16 @@
 package replica
 
 import (
-	"math"
 	"slices"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/tracker"
 )
 
-// Log retention. After a snapshot the entries behind it are dropped from
-// memory but for the last TrailingEntries. A follower that lags by more
-// (a loaded machine, a slow disk, a short pause) would then need the
-// whole snapshot, and installing one costs its clients their watches'
+// Log retention. After a snapshot the entries behind it are compacted
+// but for the last TrailingEntries. A follower that lags by more (a
+// loaded machine, a slow disk, a short pause) would then need the whole
+// snapshot, and installing one costs its clients their watches'
 // continuity and any write in flight (see the server's Restored
 // handling). Apache's leader queues to a slow follower instead. So the
 // leader keeps, beyond TrailingEntries, the entries a live follower still
@@ -19,6 +18,12 @@ import (
 // than that, or silent for longer than LaggardTicks, gets a snapshot as
 // before. What was kept is dropped once the followers have it: the
 // compaction is tried again every election timeout.
+//
+// Memory holds whole only the newest TrailingEntries applied entries
+// (and those not yet applied): raft reads older ones, for a follower
+// that lags, back from the WAL (wal.Storage.Evict). Before, memory held
+// every entry since the last snapshot, and snapshots are paced by the
+// tree's size (pace.go): at 3M znodes a couple of hundred MB of log.
 
 // DefaultRetainBytes is Config.RetainBytes's default. 128 MiB of small
 // writes (a create is about 100–200 bytes as an entry) is most of a
@@ -43,6 +48,18 @@ type retention struct {
 	// heard is, per peer, the tick at which the leader last saw it
 	// recently active (raft's Progress.RecentActive).
 	heard map[uint64]uint64
+}
+
+// evictApplied lets the applied entries go from memory, all but the
+// newest TrailingEntries, in steps of a quarter of that (an eviction
+// copies the entries still held).
+func (r *Replica) evictApplied() {
+	keep := uint64(r.cfg.TrailingEntries)
+	if r.applied < r.evicted+keep+keep/4 {
+		return
+	}
+	r.evicted = r.applied - keep
+	r.disk.Evict(r.evicted)
 }
 
 // compactBehind compacts the log after a snapshot at index: all but the
@@ -142,16 +159,16 @@ func (r *Replica) retainFloor(want, lowest uint64) uint64 {
 	if lo > want {
 		return want
 	}
-	ents, err := r.disk.Entries(lo, want+1, math.MaxUint64)
+	sizes, err := r.disk.Sizes(lo, want+1)
 	if err != nil {
 		return want
 	}
 	floor, size := want, int64(0)
-	for i := len(ents) - 1; i >= 0; i-- {
-		if size += int64(ents[i].Size()); size > r.cfg.RetainBytes {
+	for i := len(sizes) - 1; i >= 0; i-- {
+		if size += int64(sizes[i]); size > r.cfg.RetainBytes {
 			break
 		}
-		floor = ents[i].Index - 1
+		floor = lo + uint64(i) - 1
 	}
 	return floor
 }

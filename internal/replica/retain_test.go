@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/vfs"
 )
 
 // Ref: issue 17 (a loaded follower catches up without losing a client
 // connection): a follower that falls more than TrailingEntries behind
 // while it is briefly cut off, or too slow to keep up, still gets the
 // entries it lacks by append, not a snapshot: the leader keeps them in
-// memory for it. Once it has them, the leader drops them.
+// its log for it (read back from the WAL: memory holds the newest
+// TrailingEntries only). Once it has them, the leader drops them.
 func TestRetainLaggingFollowerCatchesUpByAppend(t *testing.T) {
 	n, ms := startEnsemble(t, 3, func(c *Config) {
 		c.TrailingEntries = 20
@@ -53,7 +55,7 @@ func TestRetainLaggingFollowerCatchesUpByAppend(t *testing.T) {
 
 // Ref: issue 17: what the leader keeps for a lagging follower is bounded
 // in bytes (RetainBytes); one lagging further gets a snapshot, as before,
-// and the leader's memory holds no more than the bound beyond
+// and the leader's log holds no more than the bound beyond
 // TrailingEntries.
 func TestRetainBoundedInBytes(t *testing.T) {
 	const bound = 4 << 10
@@ -195,7 +197,7 @@ func (r *Replica) snapIndex() uint64 {
 	return sn.Metadata.Index
 }
 
-// entryBytes is the size of the entries [lo, hi] in memory.
+// entryBytes is the size of the entries [lo, hi] in the log.
 func (r *Replica) entryBytes(lo, hi uint64) int64 {
 	ents, err := r.disk.Entries(lo, hi+1, math.MaxUint64)
 	if err != nil {
@@ -206,4 +208,45 @@ func (r *Replica) entryBytes(lo, hi uint64) int64 {
 		n += int64(e.Size())
 	}
 	return n
+}
+
+// Ref: issue 14 (memory): memory holds whole only the newest
+// TrailingEntries applied entries, not every entry since the last
+// snapshot; raft still reads the others, from the WAL. After a restart
+// the same holds once the log is replayed.
+func TestLogHeldInMemoryIsBounded(t *testing.T) {
+	const trailing = 20
+	fs := vfs.NewMem()
+	opt := func(c *Config) { c.TrailingEntries = trailing }
+	d := startDurable(t, fs, 0, opt) // default snapCount: no snapshot here
+	d.write(t, workload(100)...)
+	checkHeld(t, d.r, trailing)
+	d.stop()
+	d = startDurable(t, fs, 0, opt)
+	d.recovered(t)
+	checkHeld(t, d.r, trailing)
+}
+
+// checkHeld waits until r holds no more than about trailing entries of
+// a log over four times as long, then reads the whole log.
+func checkHeld(t *testing.T, r *Replica, trailing int) {
+	t.Helper()
+	first, _ := r.disk.FirstIndex()
+	last, _ := r.disk.LastIndex()
+	if n := int(last + 1 - first); n < 4*trailing {
+		t.Fatalf("a log of %d entries: too short to tell", n)
+	}
+	waitFor(t, "memory to hold only the trailing entries", func() bool {
+		held, _ := r.disk.Held()
+		return held <= trailing+trailing/4
+	})
+	ents, err := r.disk.Entries(first, last+1, math.MaxUint64)
+	if err != nil || len(ents) != int(last+1-first) {
+		t.Fatalf("read %d entries of [%d, %d]: %v", len(ents), first, last, err)
+	}
+	for i, e := range ents {
+		if e.Index != first+uint64(i) {
+			t.Fatalf("entry %d read as %d", first+uint64(i), e.Index)
+		}
+	}
 }

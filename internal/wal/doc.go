@@ -110,6 +110,19 @@
 // replaced (entryIndex reads the index alone). ReadFrom, which recovers
 // from an older snapshot, decodes everything.
 //
+// # Reading entries back
+//
+// Save and Open note where each entry's record starts (its segment's
+// sequence number and offset). Storage keeps that, 12 bytes an entry,
+// for every entry raft may read, and holds only the newest whole
+// (Storage.Evict): raft reads the others for a follower that lags, and
+// they are read back from their segment (fetch.go), checked as recovery
+// checks them, and matched against the index expected there. A segment
+// is not released while it holds an entry after the Storage's base
+// (Storage.Release). A record that fails its checks is corruption:
+// Storage.Err reports it, and raft, which panics on any other error, is
+// told the entries are compacted.
+//
 // # Format v1 and compatibility
 //
 // Zoo before format v2 wrote segments with no magic and records framed

@@ -32,7 +32,8 @@ type replay struct {
 	skipTo uint64
 }
 
-func (r *replay) apply(rec record) error {
+// apply replays rec, a record of segment seq.
+func (r *replay) apply(rec record, seq uint64) error {
 	switch rec.typ {
 	case typeEntry:
 		if idx, ok := entryIndex(rec.payload); ok && !r.fixed && idx <= r.skipTo {
@@ -43,7 +44,7 @@ func (r *replay) apply(rec record) error {
 		if err := e.Unmarshal(rec.payload); err != nil {
 			return fmt.Errorf("decode entry: %w", err)
 		}
-		return r.entry(e)
+		return r.entry(e, makeLoc(seq, rec.off))
 	case typeHardState:
 		var hs raftpb.HardState
 		if err := hs.Unmarshal(rec.payload); err != nil {
@@ -78,29 +79,29 @@ func (r *replay) seen(idx uint64) {
 	}
 }
 
-// entry appends e, replacing any entries at or after its index (raft's
-// truncation of a conflicting suffix).
-func (r *replay) entry(e raftpb.Entry) error {
+// entry appends e, written at l, replacing any entries at or after its
+// index (raft's truncation of a conflicting suffix).
+func (r *replay) entry(e raftpb.Entry, l loc) error {
 	r.seen(e.Index)
 	ents := r.state.Entries
 	if e.Index <= r.cutoff() {
 		return nil // covered by the snapshot
 	}
-	if len(ents) == 0 {
-		// The first entry after a purge may start above the snapshot marker
-		// that opens the oldest kept segment; finish checks the final gap.
-		r.state.Entries = append(ents, e)
-		return nil
+	keep := 0 // of the entries so far
+	if len(ents) > 0 {
+		first, last := ents[0].Index, ents[len(ents)-1].Index
+		switch {
+		case e.Index > last+1:
+			return fmt.Errorf("entry %d follows entry %d: entries are missing", e.Index, last)
+		case e.Index >= first:
+			keep = int(e.Index - first)
+		}
 	}
-	first, last := ents[0].Index, ents[len(ents)-1].Index
-	switch {
-	case e.Index > last+1:
-		return fmt.Errorf("entry %d follows entry %d: entries are missing", e.Index, last)
-	case e.Index < first:
-		r.state.Entries = append(ents[:0], e)
-	default:
-		r.state.Entries = append(ents[:e.Index-first], e)
-	}
+	// With none so far, the first entry after a purge may start above the
+	// snapshot marker that opens the oldest kept segment; finish checks
+	// the final gap.
+	r.state.Entries = append(ents[:keep], e)
+	r.state.locs = append(r.state.locs[:keep], l)
 	return nil
 }
 
@@ -119,14 +120,16 @@ func (r *replay) snapshot(m raftpb.SnapshotMetadata, received bool) {
 	switch {
 	case received:
 		// Whatever the log held, raft drops it (MemoryStorage.ApplySnapshot).
-		r.state.Entries, r.markers, r.base = nil, nil, 0
+		r.state.Entries, r.state.locs, r.markers, r.base = nil, nil, nil, 0
 	case len(ents) == 0 || ents[0].Index > m.Index:
 		// Nothing to check it against; finish reports a gap if one remains.
 	case ents[len(ents)-1].Index < m.Index || ents[m.Index-ents[0].Index].Term != m.Term:
 		// Written as a local marker by a version without received markers.
-		r.state.Entries, r.markers, r.base = nil, nil, 0
+		r.state.Entries, r.state.locs, r.markers, r.base = nil, nil, nil, 0
 	case !r.fixed:
-		r.state.Entries = append([]raftpb.Entry(nil), ents[m.Index+1-ents[0].Index:]...)
+		from := m.Index + 1 - ents[0].Index
+		r.state.Entries = append([]raftpb.Entry(nil), ents[from:]...)
+		r.state.locs = append([]loc(nil), r.state.locs[from:]...)
 	}
 	r.state.Snapshot = m
 	r.addMarker(m)
@@ -151,7 +154,7 @@ func (r *replay) finish() error {
 	ents := r.state.Entries
 	if r.fixed && len(ents) > 0 && ents[0].Index == r.keepFrom {
 		ents = ents[1:]
-		r.state.Entries = ents
+		r.state.Entries, r.state.locs = ents, r.state.locs[1:]
 	}
 	from := r.state.Snapshot.Index
 	if r.fixed {

@@ -93,6 +93,9 @@ type State struct {
 	// Should the newest snapshot's file be damaged, ReadFrom gives the
 	// entries after an older one.
 	Markers []raftpb.SnapshotMetadata
+	// locs are where Entries were read from, so that the Storage need not
+	// hold them all (nil or short: unknown).
+	locs []loc
 }
 
 // LastIndex is the index of the last entry, or the snapshot's index.
@@ -134,7 +137,8 @@ type WAL struct {
 	off    int64     // write offset in f
 	base   int64     // offset in f just past the segment's header records
 	buf    []byte
-	err    error // sticky: the first write or sync error
+	starts []int64 // where each entry's record starts in buf, in a Save
+	err    error   // sticky: the first write or sync error
 	closed bool
 	// unsynced: the active segment has records not yet fsynced (a lazy
 	// commit, or NoSync); a cut syncs them first.
@@ -238,7 +242,7 @@ func (w *WAL) path(name string) string { return filepath.Join(w.dir, name) }
 func (w *WAL) recoverSegment(s segment, last bool, st *replay) (segmentEnd, error) {
 	name := w.path(s.name())
 	r, err := readSegment(w.fs, name, func(rec record) error {
-		if err := st.apply(rec); err != nil {
+		if err := st.apply(rec, s.seq); err != nil {
 			return &CorruptionError{File: name, Offset: rec.off, Reason: err}
 		}
 		return nil
@@ -303,7 +307,7 @@ func (w *WAL) ReadFrom(index uint64) (*State, error) {
 	for _, s := range w.segs {
 		name := w.path(s.name())
 		r, err := readSegment(w.fs, name, func(rec record) error {
-			if err := st.apply(rec); err != nil {
+			if err := st.apply(rec, s.seq); err != nil {
 				return &CorruptionError{File: name, Offset: rec.off, Reason: err}
 			}
 			return nil
@@ -459,6 +463,12 @@ func (w *WAL) usable() error {
 // they then replace the conflicting suffix (raft's log truncation), on
 // replay as well. An error is sticky (see ErrBroken).
 func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
+	return w.save(hs, ents, nil)
+}
+
+// save is Save, also filling locs[i], if locs is not nil, with where
+// entry i was written.
+func (w *WAL) save(hs raftpb.HardState, ents []raftpb.Entry, locs []loc) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
@@ -467,8 +477,9 @@ func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	if err := w.checkOrder(ents); err != nil {
 		return err
 	}
-	w.buf = w.buf[:0]
+	w.buf, w.starts = w.buf[:0], w.starts[:0]
 	for i := range ents {
+		w.starts = append(w.starts, int64(len(w.buf)))
 		w.buf = appendProtoRecord(w.buf, typeEntry, &ents[i])
 	}
 	saveHS := !isEmptyHardState(hs)
@@ -479,8 +490,13 @@ func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 		return nil
 	}
 	sync := len(ents) > 0 || !w.opts.LazyCommit || hs.Term != w.hs.Term || hs.Vote != w.hs.Vote
-	if err := w.append(sync); err != nil {
+	at, err := w.append(sync)
+	if err != nil {
 		return err
+	}
+	seq := w.segs[len(w.segs)-1].seq
+	for i := range locs {
+		locs[i] = makeLoc(seq, at+w.starts[i])
 	}
 	if n := len(ents); n > 0 {
 		w.lastIndex = ents[n-1].Index
@@ -534,7 +550,7 @@ func (w *WAL) saveMarker(meta raftpb.SnapshotMetadata, received bool) error {
 		typ = typeReceivedSnap
 	}
 	w.buf = appendProtoRecord(w.buf[:0], typ, &meta)
-	if err := w.append(true); err != nil {
+	if _, err := w.append(true); err != nil {
 		return err
 	}
 	if meta.Index <= w.snap.Index {
@@ -550,8 +566,9 @@ func (w *WAL) saveMarker(meta raftpb.SnapshotMetadata, received bool) error {
 }
 
 // append writes w.buf to the active segment (cutting a new one first if it
-// would not fit) and, if sync, syncs it. Any error is made sticky.
-func (w *WAL) append(sync bool) error {
+// would not fit) and, if sync, syncs it. It returns the offset in the
+// active segment the batch was written at. Any error is made sticky.
+func (w *WAL) append(sync bool) (int64, error) {
 	buf := w.buf
 	// A batch larger than a segment goes whole into a fresh one, growing it.
 	if w.off+int64(len(buf)) > w.opts.SegmentSize && w.off > w.base {
@@ -559,23 +576,24 @@ func (w *WAL) append(sync bool) error {
 		batch := append([]byte(nil), buf...)
 		last := w.segs[len(w.segs)-1]
 		if err := w.cut(segment{seq: last.seq + 1, first: w.lastIndex + 1}); err != nil {
-			return w.fail(fmt.Errorf("wal: cut segment %d: %w", last.seq+1, err))
+			return 0, w.fail(fmt.Errorf("wal: cut segment %d: %w", last.seq+1, err))
 		}
 		buf = batch
 	}
+	at := w.off
 	if _, err := w.f.Write(buf); err != nil {
-		return w.fail(fmt.Errorf("wal: write: %w", err))
+		return 0, w.fail(fmt.Errorf("wal: write: %w", err))
 	}
 	w.off += int64(len(buf))
 	if w.opts.NoSync || !sync {
 		w.unsynced = true
-		return nil
+		return at, nil
 	}
 	if err := w.f.Sync(); err != nil {
-		return w.fail(fmt.Errorf("wal: sync: %w", err))
+		return 0, w.fail(fmt.Errorf("wal: sync: %w", err))
 	}
 	w.unsynced = false
-	return nil
+	return at, nil
 }
 
 func (w *WAL) fail(err error) error {

@@ -80,6 +80,14 @@ func checkState(t *testing.T, got *State, want State) {
 	if len(want.Entries) == 0 {
 		want.Entries = nil
 	}
+	// Where each entry was read from: checked by reading it back
+	// (storage_test.go); here only that there is one per entry.
+	if len(got.locs) != len(got.Entries) {
+		t.Fatalf("recovered %d entries with %d locations", len(got.Entries), len(got.locs))
+	}
+	g := *got
+	g.locs, want.locs = nil, nil
+	got = &g
 	if !reflect.DeepEqual(*got, want) {
 		t.Fatalf("recovered state:\n got hs=%+v snap=%+v ents=%s markers=%v\nwant hs=%+v snap=%+v ents=%s markers=%v",
 			got.HardState, got.Snapshot, describe(got.Entries), markerIndexes(got.Markers),
@@ -447,7 +455,7 @@ func replayPrefix(t *testing.T, r scanResult, n int) State {
 	t.Helper()
 	var rp replay
 	for _, rec := range r.records[:n] {
-		if err := rp.apply(rec); err != nil {
+		if err := rp.apply(rec, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
