@@ -92,7 +92,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		br:   newConnReader(nc),
 		done: make(chan struct{}),
 	}
-	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.goroutine(c.write) })
+	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.startWriter(c) })
 	c.st.established = s.cfg.Now()
 	c.st.lastCxid.Store(-1)
 	c.st.lastZxid.Store(-1)

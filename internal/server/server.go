@@ -284,6 +284,8 @@ type Server struct {
 	traceMask atomic.Int64 // of the gtmk and stmk four-letter words
 	wg        sync.WaitGroup
 	quit      chan struct{}
+	writerc   chan *conn      // hands a connection to a writer waiting for work (writers.go)
+	writers   atomic.Int64    // writer goroutines started (writers.go)
 	baseCtx   context.Context // cancelled by Shutdown
 	cancel    context.CancelFunc
 	once      sync.Once
@@ -309,6 +311,7 @@ func New(cfg Config) (*Server, error) {
 		perIP:     make(map[netip.Addr]int),
 		reqs:      newRegistry(),
 		quit:      make(chan struct{}),
+		writerc:   make(chan *conn),
 	}
 	s.maxReadsBehind = max(1, cfg.MaxOutbound/cfg.MaxFrame)
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
