@@ -23,7 +23,7 @@ import (
 // (and those not yet applied): raft reads older ones, for a follower
 // that lags, back from the WAL (wal.Storage.Evict). Before, memory held
 // every entry since the last snapshot, and snapshots are paced by the
-// tree's size (pace.go): at 3M znodes a couple of hundred MB of log.
+// tree's size (pace.go): about 100 MB of log at 1M znodes under setData.
 
 // DefaultRetainBytes is Config.RetainBytes's default. 128 MiB of small
 // writes (a create is about 100–200 bytes as an entry) is most of a

@@ -39,11 +39,11 @@ type slot struct {
 type termRun struct{ first, term uint64 }
 
 // entryLog is the raft log as the Storage keeps it (issue 14: memory held
-// every entry since the last snapshot, which at 3M znodes is a couple of
-// hundred MB). Every entry after base has a slot; only the newest are
-// held whole (mem), and the others are read back from the WAL when raft
-// asks for them: a follower that lags, or a leader sizing what to retain
-// for one. It is a pure structure: the Storage does the locking and I/O.
+// every entry since the last snapshot, about 100 MB at 1M znodes under
+// setData). Every entry after base has a slot; only the newest are held
+// whole (mem), and the others are read back from the WAL when raft asks
+// for them, for a follower that lags. It is a pure structure: the
+// Storage does the locking and I/O.
 type entryLog struct {
 	base, baseTerm uint64 // the entry before the first: a snapshot or compaction point
 	slots          []slot // entry base+1+i

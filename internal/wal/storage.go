@@ -17,14 +17,14 @@ import (
 // read methods are safe for concurrent use; the write methods are meant
 // for the one goroutine that makes raft's writes durable.
 type Storage struct {
-	w   *WAL
-	wmu sync.Mutex // keeps WAL order and memory order the same
+	w    *WAL
+	wmu  sync.Mutex // keeps WAL order and memory order the same
+	locs []loc      // Save's scratch, under wmu
 
 	mu   sync.Mutex // guards what follows; held across a read back from the WAL
 	hs   raftpb.HardState
 	snap raftpb.Snapshot
 	log  entryLog
-	locs []loc // scratch for Save
 	err  error // the first failed read back: sticky
 }
 
