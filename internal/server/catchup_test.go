@@ -60,6 +60,17 @@ func TestFollowerInstallsSnapshotKeepingClients(t *testing.T) {
 		})
 		cut(false)
 		waitIsro(t, f.addr, "rw")
+		// Cut off, member 3 still took itself for the leader of its old
+		// term: wait until it has heard of the new one.
+		waitFor(t, 60*time.Second, func() error {
+			if f.srv.rep.IsLeader() {
+				return fmt.Errorf("member 3 still takes itself for the leader")
+			}
+			if l := leader(); l == nil {
+				return fmt.Errorf("no member leads")
+			}
+			return nil
+		})
 	}
 	lead := leader()
 	if lead == nil || lead == f {
