@@ -237,7 +237,7 @@ func checkHeld(t *testing.T, r *Replica, trailing int) {
 		t.Fatalf("a log of %d entries: too short to tell", n)
 	}
 	waitFor(t, "memory to hold only the trailing entries", func() bool {
-		held, _ := r.disk.Held()
+		held := r.disk.Held()
 		return held <= trailing+trailing/4
 	})
 	ents, err := r.disk.Entries(first, last+1, math.MaxUint64)

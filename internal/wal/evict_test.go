@@ -72,7 +72,7 @@ func TestStorageMatchesMemoryStorage(t *testing.T) {
 			defer w.Close()
 			last, _ := s.LastIndex()
 			s.Evict(last)
-			if n, _ := s.Held(); n != 0 {
+			if n := s.Held(); n != 0 {
 				t.Fatalf("%d entries held after evicting all", n)
 			}
 			if sn := snapIndex(ms); first(ms) <= sn {
@@ -147,7 +147,7 @@ func TestStorageHoldsOnlyWhatIsNotEvicted(t *testing.T) {
 	if n := s.Evict(90); n != 90 {
 		t.Fatalf("evicted %d, want 90", n)
 	}
-	if n, _ := s.Held(); n != 10 {
+	if n := s.Held(); n != 10 {
 		t.Fatalf("%d held, want 10", n)
 	}
 

@@ -107,7 +107,8 @@ func (r *segmentFetcher) record(off int64) ([]byte, error) {
 	if err := r.window(off, size); err != nil {
 		return nil, err
 	}
-	_, p, _, err := decode(r.fr, r.buf[off-r.at:][:size])
+	rec := r.buf[off-r.at:][:size] // the window may have moved: slice again
+	p, err := r.fr.checkBody(rec[:h], rec[h:])
 	if err != nil {
 		return nil, &CorruptionError{File: r.name, Offset: off, Reason: err}
 	}

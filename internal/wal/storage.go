@@ -147,15 +147,11 @@ func (s *Storage) Evict(index uint64) int {
 	return s.log.evict(index)
 }
 
-// Held returns how many entries, and how many bytes of them (as raft sizes
-// entries), memory holds whole.
-func (s *Storage) Held() (entries int, bytes int64) {
+// Held returns how many entries memory holds whole.
+func (s *Storage) Held() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := range s.log.mem {
-		bytes += int64(s.log.mem[i].Size())
-	}
-	return len(s.log.mem), bytes
+	return len(s.log.mem)
 }
 
 // Sizes returns the sizes of the entries in [lo, hi) (raftpb.Entry.Size),
