@@ -27,9 +27,10 @@ import (
 var errFinishing = errors.New("server: connection finishing")
 
 // conn is one client connection. Its reader goroutine (serve) owns the
-// request side; the writer goroutine drains out. Replies and events are
-// queued on out by whichever goroutine computes them, in the order the
-// client must see them.
+// request side; a writer goroutine drains out, or the reader itself when
+// it has answered the requests it had buffered (writers.go). Replies and
+// events are queued on out by whichever goroutine computes them, in the
+// order the client must see them.
 type conn struct {
 	srv *Server
 	id  uint64
@@ -52,6 +53,8 @@ type conn struct {
 	// token is the reader's: a token of the global outstanding limit the
 	// idle poller took for it, which its next request uses (acquire).
 	token bool
+	// holding is the reader's: it holds out (hold, writers.go).
+	holding bool
 
 	// sec is the listener's TLS (nil: plaintext); wire is what requests
 	// are read from and replies written to: nc, or the TLS layer over it.
@@ -197,6 +200,11 @@ func (c *conn) finishReading(err error) {
 // handOver, as soon as the socket has nothing more (rest.go).
 func (c *conn) readLoop(handOver bool) error {
 	for {
+		// Before anything that may wait, and so before a hand-over
+		// (which needs an empty buffer), the reader lets go of out.
+		if c.holding && !c.mayHold() {
+			c.flush(true)
+		}
 		ok, waited := c.out.waitBelow(c.srv.cfg.OutboundPause, c.srv.cfg.MaxOutboundTotal, c.done)
 		if ok && c.queuedRead {
 			var w bool
@@ -204,6 +212,7 @@ func (c *conn) readLoop(handOver bool) error {
 			waited = waited || w
 		}
 		if !ok {
+			c.flush(false)
 			return net.ErrClosed
 		}
 		if waited {
@@ -226,6 +235,7 @@ func (c *conn) readLoop(handOver bool) error {
 			err = c.handle(frame)
 		}
 		if err != nil {
+			c.flush(false)
 			return err
 		}
 	}
@@ -288,8 +298,12 @@ func (c *conn) ended(err error) {
 // and no writer runs. It closes the connection once a write fails or the
 // last frame is written, unless the reader lingers over the socket.
 func (c *conn) write() {
-	err := writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout)
-	if errors.Is(err, errWriterIdle) {
+	c.wrote(writeLoop(c.wire, c.out, c.srv.cfg.WriteTimeout, 0))
+}
+
+// wrote ends a writeLoop that returned err.
+func (c *conn) wrote(err error) {
+	if errors.Is(err, errWriterIdle) || errors.Is(err, errWriterMore) {
 		return
 	}
 	if err != nil && !isClosedErr(err) {
@@ -500,6 +514,11 @@ func (c *conn) handle(frame []byte) error {
 	}
 	body := frame[r.Offset():]
 	c.st.lastOp.Store(int32(h.Type))
+	if answersItself(h.Type) {
+		c.hold()
+	} else {
+		c.flush(false)
+	}
 	if !c.acquire() {
 		return net.ErrClosed
 	}
@@ -616,6 +635,12 @@ func (c *conn) acquire() bool {
 		c.token = false
 		return true
 	}
+	select {
+	case c.srv.tokens <- struct{}{}:
+		return true
+	default:
+	}
+	c.flush(false) // held replies go out while the reader waits
 	ok, waited := c.srv.takeToken(c.done)
 	if waited {
 		c.touched = 0 // the session is touched when the wait is over

@@ -9,7 +9,7 @@ import (
 )
 
 // outq is a connection's outbound queue: encoded frames waiting for the
-// writer goroutine. It is bounded in bytes twice over. A client that does
+// writer goroutine, or for the reader's own write (conn.flush). It is bounded in bytes twice over. A client that does
 // not read its replies is not read either once its queue passes the
 // pause mark (backpressure, as Apache stops reading such a socket): its
 // reader waits in waitBelow, so replies cannot pile up. A reply is never
@@ -37,8 +37,12 @@ type outq struct {
 	// goroutine, its reader, not two (issue 17). The first frame queued
 	// after that starts one with spawn.
 	running bool
-	spawn   func()
-	space   chan struct{} // capacity 1: wakes a reader waiting in waitBelow
+	// held is true while the connection's reader holds the queue
+	// (conn.hold): frames queued meanwhile start no writer, as the
+	// reader writes them itself when it lets go (conn.flush).
+	held  bool
+	spawn func()
+	space chan struct{} // capacity 1: wakes a reader waiting in waitBelow
 	// total counts the bytes queued or being written over every
 	// connection of the server.
 	total *atomic.Int64
@@ -102,7 +106,7 @@ func (q *outq) pushBounded(frame []byte, owner *[]byte, bounded bool) pushResult
 		return overflow
 	}
 	q.add(frame, owner)
-	start := q.startWriter()
+	start := !q.held && q.startWriter()
 	q.mu.Unlock()
 	if start {
 		q.spawn()
@@ -153,6 +157,37 @@ func (q *outq) finish(frame []byte) {
 	if start {
 		q.spawn()
 	}
+}
+
+// hold keeps frames queued from starting a writer until unhold.
+func (q *outq) hold() {
+	q.mu.Lock()
+	q.held = true
+	q.mu.Unlock()
+}
+
+// unhold ends a hold. It reports whether the caller must now write what
+// is queued: then no writer runs, and the caller is marked as the one.
+func (q *outq) unhold() (write bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.held = false
+	if q.closed || len(q.frames) == 0 && !q.closeAfter {
+		return false
+	}
+	return q.startWriter()
+}
+
+// idle reports whether the queue has nothing more for the writer, and if
+// so marks no writer running, as take does when it finds it empty.
+func (q *outq) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.frames) > 0 || q.closeAfter || q.closed {
+		return false
+	}
+	q.running = false
+	return true
 }
 
 // queued returns the bytes queued or being written.
@@ -233,14 +268,20 @@ func (q *outq) close() {
 	// A running writer sees closed at its next take; none is needed.
 }
 
-// errWriterIdle ends writeLoop when the queue is empty.
-var errWriterIdle = errors.New("server: nothing to write")
+// errWriterIdle ends writeLoop when the queue is empty, and errWriterMore
+// when it has written as many batches as it was let and more are queued.
+var (
+	errWriterIdle = errors.New("server: nothing to write")
+	errWriterMore = errors.New("server: more to write")
+)
 
 // writeLoop writes queued frames with one writev per batch until the queue
 // is empty (errWriterIdle), closed, a write fails, or a closing frame has
-// been written. Unless it returns errWriterIdle, the caller closes the
+// been written; with batches > 0, after at most that many batches
+// (errWriterMore: the caller is still the queue's writer). Unless it
+// returns errWriterIdle or errWriterMore, the caller closes the
 // connection after it (which also ends the reader).
-func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
+func writeLoop(nc net.Conn, q *outq, timeout time.Duration, batches int) error {
 	var (
 		spare       [][]byte
 		spareOwners []*[]byte
@@ -274,5 +315,11 @@ func writeLoop(nc net.Conn, q *outq, timeout time.Duration) error {
 		}
 		clear(frames)
 		spare, spareOwners = frames, owners
+		if batches--; batches == 0 {
+			if q.idle() {
+				return errWriterIdle
+			}
+			return errWriterMore
+		}
 	}
 }

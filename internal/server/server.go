@@ -286,6 +286,7 @@ type Server struct {
 	quit      chan struct{}
 	writerc   chan *conn      // hands a connection to a writer waiting for work (writers.go)
 	writers   atomic.Int64    // writer goroutines started (writers.go)
+	bursts    atomic.Int64    // bursts of replies handed to a writer (writers.go)
 	baseCtx   context.Context // cancelled by Shutdown
 	cancel    context.CancelFunc
 	once      sync.Once
