@@ -1,7 +1,7 @@
 package server
 
 import (
-	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -22,8 +22,11 @@ func (s *Server) housekeeping() {
 	var release memRelease
 	// The forced collection takes seconds on a large tree: it runs on a
 	// goroutine of its own, so that session expiry never waits for it.
-	freer := newMemFreer(debug.FreeOSMemory)
+	freer := s.freer
 	s.goroutine(func() { freer.run(s.quit) })
+	if s.recovered.Load() {
+		freer.ask() // what the start decoded (afterRecovery)
+	}
 	for {
 		select {
 		case <-s.quit:
@@ -88,6 +91,14 @@ const (
 	releaseEvery   = 30 * time.Second // at most this often
 )
 
+// afterRecovery: a start that loaded a snapshot and replayed the log
+// leaves what it decoded free in the heap: the snapshot's read buffers
+// and every log entry after it, which raft applied and the WAL's storage
+// then let go (TrailingEntries). With 1M znodes that is tens of MB, which
+// the scavenger would return over minutes while RSS stays at the start's
+// peak. So the start's free memory goes back at once, as a wave's does:
+// off the serving path, on the freer's goroutine.
+
 // memRelease decides when a wave of closed connections is worth giving
 // memory back for: the count fell by releaseMinDrop and to half its peak
 // since the last release, and has stopped falling (the wave is over). It
@@ -114,6 +125,7 @@ func (m *memRelease) due(conns int, now time.Time) bool {
 type memFreer struct {
 	free  func()
 	asked chan struct{} // capacity 1
+	freed atomic.Int64  // releases done
 }
 
 func newMemFreer(free func()) *memFreer {
@@ -135,6 +147,7 @@ func (m *memFreer) run(quit <-chan struct{}) {
 			return
 		case <-m.asked:
 			m.free()
+			m.freed.Add(1)
 		}
 	}
 }

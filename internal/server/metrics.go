@@ -210,4 +210,5 @@ func (s *Server) onRecover(snapLoad, replay time.Duration, entries uint64) {
 	s.metrics.startupReplay.Observe(replay.Milliseconds())
 	s.metrics.startupTxnsLoaded.Observe(int64(entries))
 	s.metrics.dbInitTime.Observe((snapLoad + replay).Milliseconds())
+	s.recovered.Store(snapLoad > 0 || entries > 0)
 }

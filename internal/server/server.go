@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -287,6 +288,8 @@ type Server struct {
 	writerc   chan *conn      // hands a connection to a writer waiting for work (writers.go)
 	writers   atomic.Int64    // writer goroutines started (writers.go)
 	bursts    atomic.Int64    // bursts of replies handed to a writer (writers.go)
+	recovered atomic.Bool     // the start loaded a snapshot or replayed a log (housekeeping.go)
+	freer     *memFreer       // returns free memory to the OS (housekeeping.go)
 	baseCtx   context.Context // cancelled by Shutdown
 	cancel    context.CancelFunc
 	once      sync.Once
@@ -313,6 +316,7 @@ func New(cfg Config) (*Server, error) {
 		reqs:      newRegistry(),
 		quit:      make(chan struct{}),
 		writerc:   make(chan *conn),
+		freer:     newMemFreer(debug.FreeOSMemory),
 	}
 	s.maxReadsBehind = max(1, cfg.MaxOutbound/cfg.MaxFrame)
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
