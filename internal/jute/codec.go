@@ -219,6 +219,16 @@ func (r *Reader) Buffer() []byte {
 	return append([]byte(nil), p...)
 }
 
+// OwnedBuffer is Buffer for a caller that keeps what it returns: a copy
+// whatever r's mode, made once (Buffer already copies unless r aliases).
+func (r *Reader) OwnedBuffer() []byte {
+	b := r.Buffer()
+	if r.alias && b != nil {
+		b = append(make([]byte, 0, len(b)), b...)
+	}
+	return b
+}
+
 // String reads a length-prefixed string; length -1 yields "".
 func (r *Reader) String() string {
 	n := r.length(1)

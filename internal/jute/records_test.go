@@ -534,3 +534,26 @@ func TestBufferCopies(t *testing.T) {
 		t.Fatalf("NewAliasReader copied: %q", x.Data)
 	}
 }
+
+// OwnedBuffer never aliases the input, and keeps null apart from empty.
+func TestOwnedBuffer(t *testing.T) {
+	for _, alias := range []bool{false, true} {
+		var w Writer
+		w.Buffer([]byte("abc"))
+		w.Buffer(nil)
+		w.Buffer([]byte{})
+		in := w.B
+		r := NewReader(in)
+		if alias {
+			r = NewAliasReader(in)
+		}
+		data, null, empty := r.OwnedBuffer(), r.OwnedBuffer(), r.OwnedBuffer()
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		clear(in)
+		if string(data) != "abc" || null != nil || empty == nil || len(empty) != 0 {
+			t.Fatalf("alias=%v: OwnedBuffer gave %q, %#v, %#v; want \"abc\", nil and empty", alias, data, null, empty)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (x *CreateTxn) Encode(w *jute.Writer) {
 
 func (x *CreateTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = cloneBuffer(r.Buffer())
+	x.Data = r.OwnedBuffer()
 	x.ACL = jute.DecodeACLs(r)
 	x.Ephemeral = r.Bool()
 	x.ParentCVersion = r.Int()
@@ -135,7 +135,7 @@ func (x *CreateContainerTxn) Encode(w *jute.Writer) {
 
 func (x *CreateContainerTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = cloneBuffer(r.Buffer())
+	x.Data = r.OwnedBuffer()
 	x.ACL = jute.DecodeACLs(r)
 	x.ParentCVersion = r.Int()
 }
@@ -150,7 +150,7 @@ func (x *CreateTTLTxn) Encode(w *jute.Writer) {
 
 func (x *CreateTTLTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = cloneBuffer(r.Buffer())
+	x.Data = r.OwnedBuffer()
 	x.ACL = jute.DecodeACLs(r)
 	x.ParentCVersion = r.Int()
 	x.TTL = r.Long()
@@ -167,7 +167,7 @@ func (x *SetDataTxn) Encode(w *jute.Writer) {
 
 func (x *SetDataTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = cloneBuffer(r.Buffer())
+	x.Data = r.OwnedBuffer()
 	x.Version = r.Int()
 }
 
@@ -192,7 +192,7 @@ func (x *ErrorTxn) Decode(r *jute.Reader) { x.Err = jute.Code(r.Int()) }
 func (x *CreateSessionTxn) Encode(w *jute.Writer) { w.Int(x.TimeoutMs); w.Buffer(x.Password) }
 func (x *CreateSessionTxn) Decode(r *jute.Reader) {
 	x.TimeoutMs = r.Int()
-	x.Password = cloneBuffer(r.Buffer())
+	x.Password = r.OwnedBuffer()
 }
 
 func (x *SetOwnerTxn) Encode(w *jute.Writer) { w.Long(x.Owner) }
@@ -247,14 +247,4 @@ func (x *MultiTxn) Decode(r *jute.Reader) {
 		}
 		x.Ops = append(x.Ops, SubTxn{Type: typ, Body: body})
 	}
-}
-
-// cloneBuffer copies a buffer out of the input it aliases, keeping nil
-// (length -1) apart from empty: the tree keeps what it is given, and a log
-// entry's memory may be reused.
-func cloneBuffer(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
 }

@@ -72,7 +72,7 @@ func (x *RestoreTxn) Decode(r *jute.Reader) {
 	n := r.VectorLen(76)
 	x.Nodes = make([]RestoreNode, 0, max(n, 0))
 	for i := 0; i < n && r.Err() == nil; i++ {
-		nd := RestoreNode{Path: r.String(), Data: cloneBuffer(r.Buffer()), ACL: jute.DecodeACLs(r)}
+		nd := RestoreNode{Path: r.String(), Data: r.OwnedBuffer(), ACL: jute.DecodeACLs(r)}
 		nd.Stat = tree.StatPersisted{Czxid: r.Long(), Mzxid: r.Long(), Ctime: r.Long(), Mtime: r.Long(),
 			Version: r.Int(), Cversion: r.Int(), Aversion: r.Int(), EphemeralOwner: r.Long(), Pzxid: r.Long()}
 		x.Nodes = append(x.Nodes, nd)
@@ -80,7 +80,7 @@ func (x *RestoreTxn) Decode(r *jute.Reader) {
 	n = r.VectorLen(16)
 	x.Sessions = make([]RestoreSession, 0, max(n, 0))
 	for i := 0; i < n && r.Err() == nil; i++ {
-		x.Sessions = append(x.Sessions, RestoreSession{ID: r.Long(), TimeoutMs: r.Int(), Password: cloneBuffer(r.Buffer())})
+		x.Sessions = append(x.Sessions, RestoreSession{ID: r.Long(), TimeoutMs: r.Int(), Password: r.OwnedBuffer()})
 	}
 }
 
