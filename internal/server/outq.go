@@ -9,15 +9,15 @@ import (
 )
 
 // outq is a connection's outbound queue: encoded frames waiting for the
-// writer goroutine, or for the reader's own write (conn.flush). It is bounded in bytes twice over. A client that does
-// not read its replies is not read either once its queue passes the
-// pause mark (backpressure, as Apache stops reading such a socket): its
-// reader waits in waitBelow, so replies cannot pile up. A reply is never
-// refused: its request was admitted, and what admission lets through is
-// bounded (conn.readLoop). Watch events are queued whatever the client
-// does, so past max the connection is closed (a slow consumer) instead of
-// growing the server's memory; no frame is ever dropped from a live
-// connection.
+// writer goroutine, or for the reader's own write (conn.flush). It is
+// bounded in bytes twice over. A client that does not read its replies is
+// not read either once its queue passes the pause mark (backpressure, as
+// Apache stops reading such a socket): its reader waits in waitBelow, so
+// replies cannot pile up. A reply is never refused: its request was
+// admitted, and what admission lets through is bounded (conn.readLoop).
+// Watch events are queued whatever the client does, so past max the
+// connection is closed (a slow consumer) instead of growing the server's
+// memory; no frame is ever dropped from a live connection.
 type outq struct {
 	mu     sync.Mutex
 	frames [][]byte

@@ -57,11 +57,10 @@ func (s *Server) writer(c *conn) {
 // The reader writes its own replies. A client that pipelines reads sends
 // them a few to a socket read, and the reader answers each at once. Were
 // the first reply to start a writer, every read of the socket would cost
-// a hand-off to another goroutine and a wake-up of another thread, and
-// the replies would go out in more writes than the reads that brought
-// them: at 100% reads, with the server not saturated (a core to itself,
-// as shared/bench runs it), futex calls and the scheduler took a third of
-// its CPU (perf/CPU.md).
+// a hand-off to another goroutine and a wake-up of another thread: at 100%
+// reads, with the server not saturated (a core to itself, as shared/bench
+// runs it), futex calls and the scheduler took a third of its CPU
+// (perf/CPU.md).
 //
 // So while the reader answers requests from what it has buffered, it
 // holds its queue: replies queued meanwhile, its own or any other
