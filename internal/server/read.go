@@ -90,12 +90,12 @@ func (k *Core) getData(ep Endpoint, w watch.Watcher, r *jute.PathWatch, st *txn.
 	if mutated(MutWatchOnMissingNode) && r.Watch {
 		k.watches.Add(w, r.Path, watch.ModeData)
 	}
-	if code := check(ep, st, r.Path, jute.PermRead); code != jute.OK && (code != jute.NoAuth || !mutated(MutGetDataSkipsACL)) {
-		return code, nil
-	}
-	data, stat, err := st.Tree.Get(r.Path)
+	data, stat, acls, err := st.Tree.GetChecked(r.Path)
 	if err != nil {
 		return codeOf(err), nil
+	}
+	if !acl.Check(acls, jute.PermRead, ep.AuthIDs()) && !mutated(MutGetDataSkipsACL) {
+		return jute.NoAuth, nil
 	}
 	if r.Watch {
 		k.watches.Add(w, r.Path, watch.ModeData)

@@ -180,6 +180,18 @@ func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
 	return t.bufs.data(n), n.report(), nil
 }
 
+// GetChecked is Get with the node's ACL, for a read that checks READ
+// first: one lookup of path where ACL then Get took two (a lookup was 5%
+// of the server's CPU at 100% reads). The ACL is shared with the tree:
+// callers must not modify it.
+func (t *Tree) GetChecked(path string) ([]byte, jute.Stat, []jute.ACL, error) {
+	n := t.get(path)
+	if n == nil {
+		return nil, jute.Stat{}, nil, jute.NoNode
+	}
+	return t.bufs.data(n), n.report(), t.acls.get(n.acl).acl, nil
+}
+
 // Children returns the names of path's children in sorted order, in a new
 // slice, and path's stat, or jute.NoNode. Apache returns them in hash
 // order; any order is correct, and a sorted one is reproducible and is

@@ -385,6 +385,24 @@ func TestACLInterning(t *testing.T) {
 	checkInvariants(t, tr)
 }
 
+// GetChecked answers what ACL and Get answer, from one lookup.
+func TestGetChecked(t *testing.T) {
+	tr := New()
+	acl := []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "digest", ID: "u:p"}}}
+	if _, err := tr.CreateNode("/a", []byte("data"), acl, 0, -1, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	data, stat, acls, err := tr.GetChecked("/a")
+	wantData, wantStat, _ := tr.Get("/a")
+	wantACL, _, _ := tr.ACL("/a")
+	if err != nil || string(data) != string(wantData) || stat != wantStat || !slices.Equal(acls, wantACL) || len(acls) != 1 {
+		t.Fatalf("GetChecked(/a) = %q, %+v, %v, %v; want %q, %+v, %v", data, stat, acls, err, wantData, wantStat, wantACL)
+	}
+	if _, _, _, err := tr.GetChecked("/missing"); err != jute.NoNode {
+		t.Fatalf("GetChecked(/missing) error %v, want NoNode", err)
+	}
+}
+
 // TestContainersAndTTL follows Apache 3.8's ContainerManager: a container
 // is a candidate once it has had a child (cversion > 0) and has none; a
 // TTL node once it has no children and now - mtime > ttl.
