@@ -635,34 +635,42 @@ func (c *conn) acquire() bool {
 		c.token = false
 		return true
 	}
-	select {
-	case c.srv.tokens <- struct{}{}:
+	if c.srv.tryToken() {
 		return true
-	default:
 	}
 	c.flush(false) // held replies go out while the reader waits
-	ok, waited := c.srv.takeToken(c.done)
-	if waited {
-		c.touched = 0 // the session is touched when the wait is over
-	}
-	return ok
+	c.touched = 0  // the session is touched when the wait is over
+	return c.srv.waitToken(c.done)
 }
 
 // takeToken takes a token of the global outstanding limit, waiting while
 // the server is at the limit (which the throttle metric counts) until
 // stop closes. It reports whether it got one, and whether it waited.
 func (s *Server) takeToken(stop <-chan struct{}) (ok, waited bool) {
+	if s.tryToken() {
+		return true, false
+	}
+	return s.waitToken(stop), true
+}
+
+// tryToken takes a token if one is free, without waiting.
+func (s *Server) tryToken() bool {
 	select {
 	case s.tokens <- struct{}{}:
-		return true, false
+		return true
 	default:
+		return false
 	}
+}
+
+// waitToken is takeToken's wait, counted by the throttle metric.
+func (s *Server) waitToken(stop <-chan struct{}) bool {
 	s.metrics.throttleWaits.Inc()
 	select {
 	case s.tokens <- struct{}{}:
-		return true, true
+		return true
 	case <-stop:
-		return false, true
+		return false
 	}
 }
 

@@ -183,10 +183,20 @@ func (q *outq) unhold() (write bool) {
 func (q *outq) idle() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.stopIfIdle()
+}
+
+// stopIfIdle marks no writer running if there is nothing more to write,
+// dropping a frame list grown past maxKeptFrames, and reports whether it
+// did; q.mu is held.
+func (q *outq) stopIfIdle() bool {
 	if len(q.frames) > 0 || q.closeAfter || q.closed {
 		return false
 	}
 	q.running = false
+	if cap(q.frames) > maxKeptFrames {
+		q.frames, q.owners = nil, nil
+	}
 	return true
 }
 
@@ -231,11 +241,7 @@ const maxKeptFrames = 64
 func (q *outq) take(spare [][]byte, spareOwners []*[]byte) (frames [][]byte, owners []*[]byte, last, closed, idle bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.frames) == 0 && !q.closeAfter && !q.closed {
-		q.running = false
-		if cap(q.frames) > maxKeptFrames {
-			q.frames, q.owners = nil, nil
-		}
+	if q.stopIfIdle() {
 		return nil, nil, false, false, true
 	}
 	frames, q.frames = q.frames, spare[:0]

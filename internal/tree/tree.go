@@ -173,11 +173,8 @@ func (t *Tree) Stat(path string) (jute.Stat, bool) {
 // replaces the slice rather than writing into it, so a slice once returned
 // stays valid.
 func (t *Tree) Get(path string) ([]byte, jute.Stat, error) {
-	n := t.get(path)
-	if n == nil {
-		return nil, jute.Stat{}, jute.NoNode
-	}
-	return t.bufs.data(n), n.report(), nil
+	data, stat, _, err := t.GetChecked(path)
+	return data, stat, err
 }
 
 // GetChecked is Get with the node's ACL, for a read that checks READ
