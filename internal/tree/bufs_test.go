@@ -39,17 +39,21 @@ func checkData(t *testing.T, tr *Tree, want map[string][]byte) {
 	checkInvariants(t, tr)
 }
 
-// smallChunks makes tr's store use chunks of size bytes from now on.
+// smallChunks makes tr's store use chunks of size bytes from now on, and
+// compact each chunk as soon as it is queued (no slack).
 func smallChunks(tr *Tree, size int) {
 	tr.bufs.chunkBytes = size
+	tr.bufs.slack = 0
 	tr.bufs.retire()
 }
 
-// newChurnTree returns a tree with small chunks and n nodes with data.
-func newChurnTree(t *testing.T, n int) (*Tree, []string, map[string][]byte) {
+// newChurnTree returns a tree with small chunks, the given slack and n
+// nodes with data.
+func newChurnTree(t *testing.T, n, slack int) (*Tree, []string, map[string][]byte) {
 	t.Helper()
 	tr := New()
 	smallChunks(tr, 512)
+	tr.bufs.slack = slack
 	want := map[string][]byte{}
 	var paths []string
 	for i := range n {
@@ -62,12 +66,19 @@ func newChurnTree(t *testing.T, n int) (*Tree, []string, map[string][]byte) {
 }
 
 // A store under any pattern of changes holds about 1.5 times its live
-// bytes: chunks under two thirds live are compacted, empty ones dropped; the data read
-// back is what was set; and data read before a change stays as it was,
-// though its record was freed and its chunk compacted.
+// bytes plus its slack: chunks under two thirds live are compacted, empty
+// ones dropped; the data read back is what was set; and data read before
+// a change stays as it was, though its record was freed and its chunk
+// compacted.
 func TestBufStoreCompacts(t *testing.T) {
+	for _, slack := range []int{0, 2048} {
+		t.Run(fmt.Sprintf("slack=%d", slack), func(t *testing.T) { testBufStoreCompacts(t, slack) })
+	}
+}
+
+func testBufStoreCompacts(t *testing.T, slack int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	tr, paths, want := newChurnTree(t, 300)
+	tr, paths, want := newChurnTree(t, 300, slack)
 	zxid := int64(1000)
 	old, _, _ := tr.Get(paths[0])
 	oldCopy := bytes.Clone(old)
@@ -75,14 +86,15 @@ func TestBufStoreCompacts(t *testing.T) {
 		churn(t, tr, r, paths, want, 500, &zxid)
 		checkData(t, tr, want)
 		s := &tr.bufs
-		if held, live := s.size(); 2*held > 3*live+2*s.chunkBytes {
+		if held, live := s.size(); 2*held > 3*live+2*(s.chunkBytes+slack) {
 			t.Fatalf("round %d: store holds %d bytes for %d live", round, held, live)
 		}
 	}
 	if !bytes.Equal(old, oldCopy) {
 		t.Fatalf("data read before the changes became %q, was %q", old, oldCopy)
 	}
-	// Deleting every node leaves one chunk at most: the one being filled.
+	// Deleting every node leaves the chunk being filled and at most the
+	// slack's dead bytes.
 	for _, p := range paths {
 		zxid++
 		if err := tr.DeleteNode(p, zxid); err != nil {
@@ -90,7 +102,7 @@ func TestBufStoreCompacts(t *testing.T) {
 		}
 	}
 	checkInvariants(t, tr)
-	if held, live := tr.bufs.size(); held > tr.bufs.chunkBytes {
+	if held, live := tr.bufs.size(); held > tr.bufs.chunkBytes+slack+live {
 		t.Fatalf("after deleting every node the store holds %d bytes, %d live", held, live)
 	}
 }
@@ -100,7 +112,7 @@ func TestBufStoreCompacts(t *testing.T) {
 // much changes meanwhile, and once it is closed the next change compacts.
 func TestBufStoreWaitsForViews(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	tr, paths, want := newChurnTree(t, 300)
+	tr, paths, want := newChurnTree(t, 300, 0)
 	zxid := int64(1000)
 	churn(t, tr, r, paths, want, 500, &zxid)
 	frozenWant := map[string][]byte{}
@@ -136,4 +148,52 @@ func TestBufStoreWaitsForViews(t *testing.T) {
 	if held, live := s.size(); len(s.pending) != 0 || 2*held > 3*live+2*s.chunkBytes {
 		t.Fatalf("after the view closed: %d chunks wait, store holds %d bytes for %d live", len(s.pending), held, live)
 	}
+}
+
+// Records of znodes that change often die young: within the slack, their
+// chunks empty and are dropped without a record copied, and the store
+// stays within its bound. Without the slack, the same changes copy
+// records of znodes that did not change.
+func TestBufStoreSlackSparesHotRecords(t *testing.T) {
+	for _, tc := range []struct {
+		slack     int
+		wantMoves bool
+	}{{0, true}, {4096, false}} {
+		tr, paths, want := newChurnTree(t, 200, tc.slack)
+		hot := paths[:20]
+		zxid := int64(1000)
+		moved := 0
+		for i := range 2000 {
+			p := hot[i%len(hot)] // each dies one round after it was written
+			before := bufsOf(tr, paths)
+			data := fmt.Appendf(nil, "%s-%d", p, i)
+			zxid++
+			if _, err := tr.SetData(p, data, -1, zxid, zxid); err != nil {
+				t.Fatal(err)
+			}
+			want[p] = data
+			for j, ref := range bufsOf(tr, paths) {
+				if paths[j] != p && ref != before[j] {
+					moved++
+				}
+			}
+			s := &tr.bufs
+			if held, live := s.size(); 2*held > 3*live+2*(s.chunkBytes+tc.slack) {
+				t.Fatalf("slack %d, step %d: store holds %d bytes for %d live", tc.slack, i, held, live)
+			}
+		}
+		checkData(t, tr, want)
+		if (moved > 0) != tc.wantMoves {
+			t.Errorf("slack %d: %d records of unchanged znodes moved; want moves: %v", tc.slack, moved, tc.wantMoves)
+		}
+	}
+}
+
+// bufsOf returns the record each of paths' nodes has.
+func bufsOf(tr *Tree, paths []string) []bufRef {
+	refs := make([]bufRef, len(paths))
+	for i, p := range paths {
+		refs[i] = tr.nodes.at(tr.lookup(p)).buf
+	}
+	return refs
 }

@@ -273,13 +273,23 @@ func (t *Tree) checkBufs() error {
 	if err != nil {
 		return err
 	}
+	dead := 0
 	for c, ch := range s.chunks {
 		if live[c] != ch.live {
 			return fmt.Errorf("%w: chunk %d has %d live bytes, counts %d", ErrInconsistent, c, live[c], ch.live)
 		}
-		if ch.b != nil && uint32(c) != s.cur && !ch.queued && sparse(ch.live, len(ch.b)) {
+		if ch.b != nil && uint32(c) != s.cur && ch.at == 0 && sparse(ch.live, len(ch.b)) {
 			return fmt.Errorf("%w: chunk %d is %d of %d bytes live and not queued", ErrInconsistent, c, ch.live, len(ch.b))
 		}
+		if ch.at != 0 {
+			if ch.at > len(s.pending) || s.pending[ch.at-1] != uint32(c) {
+				return fmt.Errorf("%w: chunk %d is not where pending has it", ErrInconsistent, c)
+			}
+			dead += len(ch.b) - ch.live
+		}
+	}
+	if dead != s.deadPending {
+		return fmt.Errorf("%w: pending chunks hold %d dead bytes, counted %d", ErrInconsistent, dead, s.deadPending)
 	}
 	return nil
 }
