@@ -66,3 +66,60 @@ func TestStartGCOverrides(t *testing.T) {
 	// The tuner starts and stops.
 	startGC(log, &config.Config{}, func(string) string { return "" })()
 }
+
+// A burst that grows the live heap by the minimum headroom is followed,
+// once it has been quiet for gcQuietTicks periods, by one release; a
+// burst that grows it less, or one still allocating, by none.
+func TestBurstRelease(t *testing.T) {
+	const mib = 1 << 20
+	var b burstRelease
+	var allocs uint64
+	step := func(live, alloc uint64) bool {
+		allocs += alloc
+		return b.due(live, allocs)
+	}
+	// Start: a small heap, quiet. Nothing grew: no release.
+	for range 2 * gcQuietTicks {
+		if step(10*mib, 0) {
+			t.Fatal("released with nothing grown")
+		}
+	}
+	// A fill: the live heap grows by 250 MiB while allocating fast.
+	for i := range 50 {
+		if step(10*mib+uint64(i)*5*mib, 30*mib) {
+			t.Fatalf("released during the burst, at period %d", i)
+		}
+	}
+	// It ends: released once, after gcQuietTicks quiet periods.
+	var at []int
+	for i := range 5 * gcQuietTicks {
+		if step(260*mib, mib/2) {
+			at = append(at, i)
+		}
+	}
+	if len(at) != 1 || at[0] != gcQuietTicks-1 {
+		t.Fatalf("released at quiet periods %v; want once, at %d", at, gcQuietTicks-1)
+	}
+	// A smaller burst (32 MiB more live) is not worth a release.
+	for range 10 {
+		step(292*mib, 30*mib)
+	}
+	for range 5 * gcQuietTicks {
+		if step(292*mib, 0) {
+			t.Fatal("released after a burst that grew the heap by less than the minimum headroom")
+		}
+	}
+	// Deletes shrink the heap; growing back by the headroom from the low
+	// is a burst again.
+	step(100*mib, 0)
+	for range 10 {
+		step(170*mib, 30*mib)
+	}
+	released := false
+	for range 5 * gcQuietTicks {
+		released = step(170*mib, 0) || released
+	}
+	if !released {
+		t.Fatal("no release after the heap grew back by the headroom from its low")
+	}
+}
