@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/tree"
@@ -28,8 +29,10 @@ import (
 //	stabilize                       deliver every queued message until none is left
 //	tick [id=1] [n=1]               tick one member, or all
 //	session id=2 tag=1 sid=7        member 2 proposes createSession 7
-//	propose id=2 tag=2 sid=7 op=create path=/a [data=x] [version=-1]
-//	                                op: create, set, delete, sync
+//	propose id=2 tag=2 sid=7 op=create path=/a [data=x] [version=-1] [n=1]
+//	                                op: create, set, delete, sync; n copies
+//	                                (tags tag, tag+1, ...) in one turn
+//	pending                         the queued messages, raft ones decoded
 //	drop from=2 to=1 kind=forward   lose the queued messages of a kind on a link
 //	cut from=2 to=1 / heal          one-way partition / undo every cut
 //	crash id=2 / restart id=2       lose what was not synced / start again
@@ -207,10 +210,25 @@ func (e *ddEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		} else {
 			req = e.request(t, d, req)
 		}
-		if err := m.r.Propose(req, tag); err != nil {
-			e.printf("propose: %v\n", err)
+		n := 1 // copies (tags tag, tag+1, ...) submitted before the turn
+		if d.HasArg("n") {
+			d.ScanArgs(t, "n", &n)
+		}
+		for k := range uint64(n) {
+			if err := m.r.Propose(req, tag+k); err != nil {
+				e.printf("propose: %v\n", err)
+			}
 		}
 		e.process(m)
+	case "pending":
+		for _, msg := range e.queue {
+			e.printf("m%d->m%d %s", msg.from, msg.to, kindNames[msg.kind])
+			var rm raftpb.Message
+			if msg.kind == KindRaft && rm.Unmarshal(msg.data) == nil {
+				e.printf(" %s entries=%d", rm.Type, len(rm.Entries))
+			}
+			e.printf("\n")
+		}
 	case "drop":
 		var from, to uint64
 		var kind string

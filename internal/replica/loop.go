@@ -127,10 +127,18 @@ func (r *Replica) observeLeader(lead, term uint64) {
 	}
 }
 
-// prepAll preps and proposes every waiting request, as the leader.
+// prepAll preps every waiting request, as the leader, and proposes the
+// txns of a run of plain writes in one raft message. Raft appends them
+// and sends them to each follower once: proposed one by one, each was a
+// Step of its own and a MsgApp to every follower (bcastAppend), and raft's
+// Propose took 5% of a standalone server's CPU at 0% reads.
 func (r *Replica) prepAll() {
 	for i, p := range r.waiting {
 		if p.req.Op == jute.OpSync {
+			// The sync's read index must come after the writes before it.
+			if !r.proposeBatch() {
+				return
+			}
 			r.startSync(p.tag)
 			continue
 		}
@@ -143,6 +151,9 @@ func (r *Replica) prepAll() {
 			// whose next reconfig must not be told one is in progress.
 			// Either waits for the apply (a turn or two), and the
 			// requests behind it with it, in order.
+			if !r.proposeBatch() {
+				return
+			}
 			n := copy(r.waiting, r.waiting[i:])
 			clear(r.waiting[n:])
 			r.waiting = r.waiting[:n]
@@ -156,25 +167,86 @@ func (r *Replica) prepAll() {
 		if len(r.confState.Voters)+len(r.confState.Learners) > 1 {
 			p.req.Server = origin // for the session owner check
 		}
-		t := r.cfg.Prep.Prep(p.req)
-		data := r.entryData(origin, seq, t)
-		propose := r.rn.Propose
-		if t.Type == jute.OpReconfig {
-			propose = func(data []byte) error { return r.proposeReconfig(t, data) }
-		}
-		if err := propose(data); err != nil {
-			r.cfg.Logger.Warn("proposal dropped", "err", err)
-			r.waiting = r.waiting[i:]
-			r.dropAll()
+		// A reconfig is proposed on its own (proposeReconfig), so that
+		// raft dropping it drops nothing proposed before it.
+		reconfig := p.req.Op == jute.OpReconfig
+		if reconfig && !r.proposeBatch() {
 			return
 		}
-		if p.origin == 0 {
-			r.inflight.add(seq, r.newInflight(p.tag))
+		t := r.cfg.Prep.Prep(p.req)
+		data := r.entryData(origin, seq, t)
+		if len(r.batch.ents) == 0 {
+			r.batch.from = i
+			r.batch.ents = make([]raftpb.Entry, 0, len(r.waiting)-i)
 		}
-		r.proposed = append(r.proposed, prepped{origin: origin, seq: seq, txn: t})
+		r.batch.ents = append(r.batch.ents, raftpb.Entry{Data: data})
+		r.batch.reqs = append(r.batch.reqs, batched{prepped: prepped{origin: origin, seq: seq, txn: t}, tag: p.tag, own: p.origin == 0})
+		if reconfig && !r.proposeBatch() {
+			return
+		}
+	}
+	if !r.proposeBatch() {
+		return
 	}
 	clear(r.waiting)
 	r.waiting = r.waiting[:0]
+}
+
+// batch is what prepAll has prepped and not yet proposed: the entries,
+// their requests, and where the first is in waiting.
+type batch struct {
+	ents []raftpb.Entry
+	reqs []batched
+	from int
+}
+
+type batched struct {
+	prepped
+	tag uint64
+	own bool // this server's request, not one forwarded to it
+}
+
+// proposeBatch proposes the prepped batch: a reconfig txn (always alone)
+// through proposeReconfig, plain txns in one message. If raft drops
+// them, the batch's requests and those waiting after them fail, and it
+// reports false.
+func (r *Replica) proposeBatch() bool {
+	b := &r.batch
+	if len(b.ents) == 0 {
+		return true
+	}
+	var err error
+	if q := b.reqs[0]; q.txn.Type == jute.OpReconfig {
+		err = r.proposeReconfig(q.txn, b.ents[0].Data)
+	} else {
+		err = r.proposeEntries(b.ents)
+	}
+	if err != nil {
+		// Nothing of the batch is in flight yet: its requests fail as
+		// waiting ones, the forwarded ones refused to their servers.
+		r.cfg.Logger.Warn("proposal dropped", "err", err)
+		r.waiting = r.waiting[b.from:]
+		r.batch = batch{}
+		r.dropAll()
+		return false
+	}
+	for _, q := range b.reqs {
+		if q.own {
+			r.inflight.add(q.seq, r.newInflight(q.tag))
+		}
+		r.proposed = append(r.proposed, q.prepped)
+	}
+	// Fresh slices for the next batch: raft keeps the message's entries
+	// (appending them, or forwarding the message) and sets their terms
+	// and indexes.
+	clear(b.reqs)
+	*b = batch{reqs: b.reqs[:0]}
+	return true
+}
+
+// proposeEntries proposes plain entries in one message.
+func (r *Replica) proposeEntries(ents []raftpb.Entry) error {
+	return r.rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: r.cfg.ID, Entries: ents})
 }
 
 // forwardAll sends this server's waiting requests to the leader, which

@@ -123,7 +123,16 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	// Where the paced snapshots fall among these writes depends on how
 	// long each takes to write: more big nodes, one at a time, until one
 	// holds more than 150 KB.
-	big := func() bool { s := taken(); return len(s) > 0 && s[len(s)-1] > 150_000 }
+	// The snapshots started must end first: a walk still running while
+	// more nodes go in lets the tree grow past what the writes below are
+	// sized for (a snapshot of 335 KB, which paces the next at 168 KB of
+	// log, seen once the leader proposed a turn's writes together).
+	allEnded := func() bool { return int64(len(taken())) == started.Load() }
+	big := func() bool {
+		waitFor(t, "end of the snapshots started", allEnded)
+		s := taken()
+		return len(s) > 0 && s[len(s)-1] > 150_000
+	}
 	for i := 100; !big(); i++ {
 		if i == 200 {
 			t.Fatalf("no snapshot over 150 KB after %d nodes of 2 KB: %v", i, taken())
@@ -145,7 +154,7 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	}
 	for range writes / batch {
 		d.write(t, sets...)
-		waitFor(t, "end of the snapshots started", func() bool { return int64(len(taken())) == started.Load() })
+		waitFor(t, "end of the snapshots started", allEnded)
 	}
 	waitFor(t, "two snapshots during the writes", func() bool { return len(taken()) >= before+2 })
 	s := taken()

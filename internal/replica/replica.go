@@ -424,6 +424,7 @@ type requests struct {
 	inflight   inflightSet // proposed or forwarded by us, by sequence
 	refusedLog uint64      // the tick a refused forward was last logged
 	proposed   []prepped   // prepped here as leader, in log order
+	batch      batch       // prepped, for prepAll's next proposal
 	encodeBuf  []byte      // entryData's scratch
 	seq        uint64      // of our last proposal
 	seqFloor   uint64      // no run after this one starts below it (seqfloor.go)
