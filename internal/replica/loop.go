@@ -748,7 +748,9 @@ func (r *Replica) applyEntryData(index uint64, data []byte) {
 		r.seq = max(r.seq, seq)
 	}
 	if t == nil {
-		if t, err = txn.Unmarshal(body); err != nil {
+		// Entries are never changed once made, and the txn does not
+		// outlive its apply, which copies its data into the tree.
+		if t, err = txn.UnmarshalShared(body); err != nil {
 			r.cfg.Logger.Error("skipping undecodable txn", "index", index, "err", err)
 			return
 		}

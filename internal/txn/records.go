@@ -120,7 +120,7 @@ func (x *CreateTxn) Encode(w *jute.Writer) {
 
 func (x *CreateTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = r.OwnedBuffer()
+	x.Data = r.Buffer() // aliases r's input if r aliases (UnmarshalShared)
 	x.ACL = jute.DecodeACLs(r)
 	x.Ephemeral = r.Bool()
 	x.ParentCVersion = r.Int()
@@ -135,7 +135,7 @@ func (x *CreateContainerTxn) Encode(w *jute.Writer) {
 
 func (x *CreateContainerTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = r.OwnedBuffer()
+	x.Data = r.Buffer() // aliases r's input if r aliases (UnmarshalShared)
 	x.ACL = jute.DecodeACLs(r)
 	x.ParentCVersion = r.Int()
 }
@@ -150,7 +150,7 @@ func (x *CreateTTLTxn) Encode(w *jute.Writer) {
 
 func (x *CreateTTLTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = r.OwnedBuffer()
+	x.Data = r.Buffer() // aliases r's input if r aliases (UnmarshalShared)
 	x.ACL = jute.DecodeACLs(r)
 	x.ParentCVersion = r.Int()
 	x.TTL = r.Long()
@@ -167,7 +167,7 @@ func (x *SetDataTxn) Encode(w *jute.Writer) {
 
 func (x *SetDataTxn) Decode(r *jute.Reader) {
 	x.Path = r.String()
-	x.Data = r.OwnedBuffer()
+	x.Data = r.Buffer() // aliases r's input if r aliases (UnmarshalShared)
 	x.Version = r.Int()
 }
 

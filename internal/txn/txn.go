@@ -63,14 +63,24 @@ func (t *Txn) AppendMarshal(b []byte) []byte {
 // Unmarshal decodes a txn. It fails on an unknown format version or type,
 // a short or malformed body, or bytes left over. The result never aliases
 // b.
-func Unmarshal(b []byte) (*Txn, error) {
+func Unmarshal(b []byte) (*Txn, error) { return unmarshal(b, jute.NewReader) }
+
+// UnmarshalShared is Unmarshal for a caller that leaves b unchanged for as
+// long as it uses the txn: the data of a create or a setData aliases b
+// instead of being copied. The replica applies committed entries, which
+// nothing changes, this way: applying copies the data into the tree, so
+// a copy made in decoding was a second one (10% of a follower's CPU at 0%
+// reads went to decoding txns).
+func UnmarshalShared(b []byte) (*Txn, error) { return unmarshal(b, jute.NewAliasReader) }
+
+func unmarshal(b []byte, newReader func([]byte) *jute.Reader) (*Txn, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("txn: empty entry: %w", jute.ErrShort)
 	}
 	if b[0] != FormatVersion {
 		return nil, fmt.Errorf("%w %d", ErrVersion, b[0])
 	}
-	r := jute.NewReader(b[1:])
+	r := newReader(b[1:])
 	t := &Txn{SessionID: r.Long(), Cxid: r.Int(), Time: r.Long(), Type: jute.Op(r.Int())}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("txn: header: %w", err)

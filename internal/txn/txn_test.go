@@ -123,6 +123,57 @@ func TestUnmarshalDoesNotAlias(t *testing.T) {
 	}
 }
 
+// UnmarshalShared decodes what Unmarshal does, with a create's or a
+// setData's data in the entry's bytes; and applying such a txn copies its
+// data into the tree, so the entry may be reused afterwards (which is why
+// the replica may decode committed entries this way).
+func TestUnmarshalShared(t *testing.T) {
+	for _, tx := range sampleTxns() {
+		b := tx.Marshal()
+		want, err := Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := UnmarshalShared(b)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v: UnmarshalShared = %v, %v; Unmarshal gave %v", tx.Type, got, err, want)
+		}
+	}
+
+	h := newHarness(t, PrepConfig{})
+	for i, tx := range []*Txn{
+		{SessionID: sess1, Type: jute.OpCreate, Body: &CreateTxn{Path: "/a", Data: []byte("created"), ACL: []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}}},
+		{SessionID: sess1, Type: jute.OpSetData, Body: &SetDataTxn{Path: "/a", Data: []byte("set"), Version: 1}},
+	} {
+		b := tx.Marshal()
+		shared, err := UnmarshalShared(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data []byte
+		switch body := shared.Body.(type) {
+		case *CreateTxn:
+			data = body.Data
+		case *SetDataTxn:
+			data = body.Data
+		}
+		want := string(data)
+		at := bytes.Index(b, data)
+		b[at] ^= 0xff
+		if data[0] == want[0] {
+			t.Fatalf("%v: the data was copied, not shared with the entry", tx.Type)
+		}
+		b[at] ^= 0xff
+		if res := Apply(h.st, shared, int64(100+i)); res.Err != jute.OK {
+			t.Fatalf("%v: %v", tx.Type, res.Err)
+		}
+		clear(b)
+		if got, _, err := h.st.Tree.Get("/a"); err != nil || string(got) != want {
+			t.Fatalf("after %v and the entry reused: /a holds %q, %v; want %q", tx.Type, got, err, want)
+		}
+	}
+}
+
 func FuzzUnmarshal(f *testing.F) {
 	for _, tx := range sampleTxns() {
 		f.Add(tx.Marshal())
@@ -137,6 +188,9 @@ func FuzzUnmarshal(f *testing.F) {
 		again, err := Unmarshal(tx.Marshal())
 		if err != nil || !reflect.DeepEqual(again, tx) {
 			t.Fatalf("decoded %v, which does not round trip: %v", tx, err)
+		}
+		if shared, err := UnmarshalShared(b); err != nil || !reflect.DeepEqual(shared, tx) {
+			t.Fatalf("UnmarshalShared decoded %v, %v; Unmarshal %v", shared, err, tx)
 		}
 		// Whatever decodes must apply without panicking.
 		h := newHarness(t, PrepConfig{})
