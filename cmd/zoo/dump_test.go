@@ -40,6 +40,7 @@ func durableData(t *testing.T) string {
 		t.Fatal(err)
 	}
 	acl := zk.OpenACLUnsafe()
+	var setZxid int64
 	steps := []func() error{
 		func() error {
 			_, _, err := c.Create(ctx, "/dump", []byte("hello world"), zk.Persistent, acl)
@@ -52,7 +53,11 @@ func durableData(t *testing.T) string {
 		func() error { _, _, err := c.Create(ctx, "/dump/nil", nil, zk.Persistent, acl); return err },
 		func() error { _, _, err := c.Create(ctx, "/dump/eph", []byte("e"), zk.Ephemeral, acl); return err },
 		func() error { _, _, err := c.Create(ctx, "/dump/seq-", nil, zk.PersistentSequential, acl); return err },
-		func() error { _, err := c.Set(ctx, "/dump", []byte("set again"), -1); return err },
+		func() error {
+			st, err := c.Set(ctx, "/dump", []byte("set again"), -1)
+			setZxid = st.Mzxid
+			return err
+		},
 	}
 	for i := range 8 {
 		steps = append(steps, func() error {
@@ -66,17 +71,51 @@ func durableData(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// Snapshots are written in the background: wait for one that holds
+	// the setData, which the dumps look for, rather than stop before it
+	// is written (a loaded machine did once).
+	for snapIndex(t, dir) < setZxid {
+		if ctx.Err() != nil {
+			t.Fatalf("no snapshot at or after the setData's zxid %#x; newest %#x", setZxid, snapIndex(t, dir))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	c.Close()
 	stop()
 	return dir
 }
 
+// snapIndex returns the index of the newest snapshot under dataDir, 0 if
+// there is none.
+func snapIndex(t *testing.T, dataDir string) int64 {
+	t.Helper()
+	names := snapNames(t, dataDir)
+	if len(names) == 0 {
+		return 0
+	}
+	var idx int64
+	if _, err := fmt.Sscanf(names[len(names)-1], "snap.%x", &idx); err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
 // newestSnap returns the path of the newest snapshot under dataDir.
 func newestSnap(t *testing.T, dataDir string) string {
 	t.Helper()
+	names := snapNames(t, dataDir)
+	if len(names) == 0 {
+		t.Fatal("no snapshot written with SnapCount 5")
+	}
+	return filepath.Join(dataDir, "snap", names[len(names)-1])
+}
+
+// snapNames lists the snapshot files under dataDir, oldest first.
+func snapNames(t *testing.T, dataDir string) []string {
+	t.Helper()
 	var names []string
 	ents, err := os.ReadDir(filepath.Join(dataDir, "snap"))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
@@ -84,10 +123,7 @@ func newestSnap(t *testing.T, dataDir string) string {
 			names = append(names, e.Name())
 		}
 	}
-	if len(names) == 0 {
-		t.Fatal("no snapshot written with SnapCount 5")
-	}
-	return filepath.Join(dataDir, "snap", names[len(names)-1])
+	return names
 }
 
 func run(f func([]string, *bytes.Buffer, *bytes.Buffer) int, args ...string) (int, string, string) {
