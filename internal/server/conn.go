@@ -645,12 +645,9 @@ func (c *conn) acquire() bool {
 
 // takeToken takes a token of the global outstanding limit, waiting while
 // the server is at the limit (which the throttle metric counts) until
-// stop closes. It reports whether it got one, and whether it waited.
-func (s *Server) takeToken(stop <-chan struct{}) (ok, waited bool) {
-	if s.tryToken() {
-		return true, false
-	}
-	return s.waitToken(stop), true
+// stop closes. It reports whether it got one.
+func (s *Server) takeToken(stop <-chan struct{}) bool {
+	return s.tryToken() || s.waitToken(stop)
 }
 
 // tryToken takes a token if one is free, without waiting.

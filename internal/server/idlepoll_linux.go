@@ -237,7 +237,7 @@ func (p *idlePoller) wake(s *Server, events []syscall.EpollEvent) (stopped bool)
 			p.mu.Unlock()
 			continue
 		}
-		if ok, _ := s.takeToken(s.quit); !ok {
+		if !s.takeToken(s.quit) {
 			return true // Shutdown: run hands what is parked back
 		}
 		c := p.take(tok)
