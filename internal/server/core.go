@@ -294,8 +294,9 @@ func (k *Core) applied(req *request, ev replica.Event) {
 		return
 	}
 	code, resp := writeReply(req.op, ev.Result)
-	req.complete(ev.Zxid, code, resp)
-	k.metrics.updateLatency.Observe(k.sinceMs(req.start))
+	now := k.now() // one clock read for the reply and its latency
+	req.completeAt(now, ev.Zxid, code, resp)
+	k.metrics.updateLatency.Observe(msSince(req.start, now))
 	if k.audit != nil {
 		k.audit(req, ev.Result)
 	}
@@ -316,9 +317,12 @@ func (k *Core) movedHere(ev replica.Event, resp *jute.ConnectResponse) bool {
 func (k *Core) now() time.Time { return k.cfg.Now() }
 
 // sinceMs is the time since start in ms on the Core's clock.
-func (k *Core) sinceMs(start time.Time) int64 {
+func (k *Core) sinceMs(start time.Time) int64 { return msSince(start, k.cfg.Now()) }
+
+// msSince is the time from start to now in ms; 0 for a zero start.
+func msSince(start, now time.Time) int64 {
 	if start.IsZero() {
 		return 0
 	}
-	return k.cfg.Now().Sub(start).Milliseconds()
+	return now.Sub(start).Milliseconds()
 }

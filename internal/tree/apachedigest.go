@@ -91,10 +91,16 @@ func putStatDigest(b []byte, s *StatPersisted) {
 }
 
 // undigest takes n out of the running digest before it changes; redigest
-// puts it back after. Every change to a node's path, data or persisted
-// stat is bracketed by the two.
-func (t *Tree) undigest(path string, n *node) { t.apacheDigest -= t.nodeApacheDigest(path, n) }
-func (t *Tree) redigest(path string, n *node) { t.apacheDigest += t.nodeApacheDigest(path, n) }
+// puts it back after, and keeps its term in n.digest for the next
+// undigest. Every change to a node's path, data or persisted stat is
+// bracketed by the two, and a new node is redigested once linked.
+func (t *Tree) undigest(_ string, n *node) { t.apacheDigest -= int64(n.digest) }
+
+func (t *Tree) redigest(path string, n *node) {
+	d := t.nodeApacheDigest(path, n)
+	n.digest = uint32(d) // a CRC32: d is within uint32
+	t.apacheDigest += d
+}
 
 // recomputeApacheDigest walks the whole tree; tests compare it with the
 // running digest.
@@ -105,8 +111,18 @@ func (t *Tree) recomputeApacheDigest() int64 {
 	return sum
 }
 
-// checkApacheDigest verifies that the running digest matches a full walk.
+// checkApacheDigest verifies that the running digest matches a full walk,
+// and that each node's kept term is its digest.
 func (t *Tree) checkApacheDigest() error {
+	var stale error
+	t.each(func(path string, _ nodeID, n *node) {
+		if d := NodeApacheDigest(path, t.bufs.data(n), &n.stat); stale == nil && int64(n.digest) != d {
+			stale = fmt.Errorf("%w: %s keeps digest %d, its digest is %d", ErrInconsistent, path, n.digest, d)
+		}
+	})
+	if stale != nil {
+		return stale
+	}
 	if got, want := t.apacheDigest, t.recomputeApacheDigest(); got != want {
 		return fmt.Errorf("%w: running Apache digest %d, walk gives %d", ErrInconsistent, got, want)
 	}

@@ -60,7 +60,12 @@ type node struct {
 	firstChild nodeID
 	prev, next nodeID // siblings; next also links the free list
 	numKids    uint32
-	stat       StatPersisted
+	// digest is the node's term of the tree's Apache digest, as of the
+	// last redigest: a change subtracts it instead of hashing the old
+	// path, data and stat again (a CRC of the data, 3% of a write's CPU).
+	// It fills what was padding before stat.
+	digest uint32
+	stat   StatPersisted
 }
 
 // emptyData is what empty, non-nil data is returned as.
