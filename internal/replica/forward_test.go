@@ -154,3 +154,43 @@ func TestRefusedForwardIsNacked(t *testing.T) {
 		t.Errorf("%d forwards refused but only %d requests dropped", refused, dropped)
 	}
 }
+
+// A forward's bytes are what members of an older build expect: the record
+// as a length-prefixed buffer of its encoding, -1 for none. A rolling
+// upgrade runs both builds side by side.
+func TestEncodeForwardLayout(t *testing.T) {
+	auth := []jute.Id{{Scheme: "digest", ID: "u:x"}, {Scheme: "ip", ID: "127.0.0.1"}}
+	for _, req := range []txn.Request{
+		{SessionID: 5, Cxid: 9, Op: jute.OpSetData, Auth: auth,
+			Record: &jute.SetDataRequest{Path: "/a", Data: make([]byte, 1024), Version: 3}},
+		{SessionID: 5, Cxid: 10, Op: jute.OpCreate,
+			Record: &jute.CreateRequest{Path: "/b", Data: []byte("x"), ACL: []jute.ACL{{Perms: 31, ID: jute.Id{Scheme: "world", ID: "anyone"}}}}},
+		{Op: jute.OpCreateSession, Record: &txn.CreateSession{TimeoutMs: 3000}},
+		{Op: jute.OpDelete, Record: &jute.PathVersion{Path: "/c", Version: -1}},
+		{SessionID: 7, Op: jute.OpCloseSession},
+	} {
+		var w jute.Writer
+		w.Long(42)
+		w.Long(req.SessionID)
+		w.Int(req.Cxid)
+		w.Int(int32(req.Op))
+		w.Int(int32(len(req.Auth)))
+		for _, id := range req.Auth {
+			w.String(id.Scheme)
+			w.String(id.ID)
+		}
+		if req.Record == nil {
+			w.Buffer(nil)
+		} else {
+			w.Buffer(jute.Marshal(req.Record))
+		}
+		got := encodeForward(42, &req)
+		if string(got) != string(w.B) {
+			t.Errorf("%v: forward is %x, want %x", req.Op, got, w.B)
+		}
+		seq, back, err := decodeForward(got)
+		if err != nil || seq != 42 || back.Op != req.Op || (back.Record == nil) != (req.Record == nil) {
+			t.Errorf("%v: decoded seq %d, op %v, record %v, err %v", req.Op, seq, back.Op, back.Record, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -45,7 +46,7 @@ var ErrBadMessage = errors.New("replica: malformed peer message")
 //
 // The origin is the sending peer, which the transport names.
 func encodeForward(seq uint64, req *txn.Request) []byte {
-	var w jute.Writer
+	w := &jute.Writer{B: make([]byte, 0, forwardSizeHint(req))}
 	w.Long(int64(seq))
 	w.Long(req.SessionID)
 	w.Int(req.Cxid)
@@ -57,10 +58,38 @@ func encodeForward(seq uint64, req *txn.Request) []byte {
 	}
 	if req.Record == nil {
 		w.Buffer(nil)
+		return w.B
+	}
+	// The record goes in place after its length, not marshalled apart
+	// and copied: a forwarded setData's data was copied once more, into
+	// buffers regrown on the way (6% of a follower's CPU at 0% reads).
+	off := w.BeginFrame()
+	req.Record.Encode(w)
+	if len(w.B) == off+4 {
+		// What Buffer writes for an empty Marshal, which is nil.
+		binary.BigEndian.PutUint32(w.B[off:], ^uint32(0))
 	} else {
-		w.Buffer(jute.Marshal(req.Record))
+		w.EndFrame(off)
 	}
 	return w.B
+}
+
+// forwardSizeHint is about the length of req's forward, so that its
+// buffer is allocated once.
+func forwardSizeHint(req *txn.Request) int {
+	n := 32 // seq, session, cxid, op, auth count, record length
+	for _, id := range req.Auth {
+		n += 8 + len(id.Scheme) + len(id.ID)
+	}
+	switch r := req.Record.(type) {
+	case *jute.SetDataRequest:
+		n += 12 + len(r.Path) + len(r.Data)
+	case *jute.CreateRequest:
+		n += 64 + len(r.Path) + len(r.Data) // the ACL's usual few entries in the 64
+	default:
+		n += 128
+	}
+	return n
 }
 
 func decodeForward(b []byte) (seq uint64, req txn.Request, err error) {
