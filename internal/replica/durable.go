@@ -28,8 +28,9 @@ func (r *Replica) recover() (fresh bool, err error) {
 	}
 	ahead := r.loadAhead()
 	defer ahead.discard()
+	r.lazyCommit = len(cfg.Voters)+len(cfg.Learners) > 1
 	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync || mutated(MutAckBeforeFsync),
-		LazyCommit: len(cfg.Voters)+len(cfg.Learners) > 1})
+		LazyCommit: r.lazyCommit})
 	if err != nil {
 		return false, fmt.Errorf("replica: %w", err)
 	}

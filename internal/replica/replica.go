@@ -402,6 +402,8 @@ type Replica struct {
 	applyPos    int            // entries of toApply[0] already applied
 	appendsSent uint64         // log writes started (storeAppend)
 	appendsDone uint64         // log writes done (appendDone), in order
+	applyAfter  uint64         // the last log write an apply queued now waits for (pendingApply)
+	lazyCommit  bool           // the log writes commit-only hard states lazily (wal's LazyCommit)
 	applied     uint64
 	appliedTerm uint64
 	compacted   uint64

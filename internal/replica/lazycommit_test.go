@@ -1,0 +1,79 @@
+package replica
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/vfs"
+	"github.com/zoohq/zoo/internal/vfs/errorfs"
+)
+
+// commitGate holds a member's WAL writes once armed and the next fsync of
+// its log is over: the write after an entry's, which holds only the commit
+// index that the entry's commit moved, waits until open.
+type commitGate struct {
+	armed, holding atomic.Bool
+	open           chan struct{}
+	once           sync.Once
+}
+
+func (g *commitGate) MaybeError(op errorfs.Op) error {
+	if !strings.Contains(op.Path, ".wal") || !g.armed.Load() {
+		return nil
+	}
+	switch op.Kind {
+	case errorfs.OpFileSync:
+		g.holding.Store(true) // the entry is durable; hold what follows
+	case errorfs.OpFileWrite:
+		if g.holding.Load() {
+			<-g.open
+		}
+	}
+	return nil
+}
+
+func (g *commitGate) release() { g.once.Do(func() { close(g.open) }) }
+
+// In an ensemble the commit index is written lazily, without an fsync of
+// its own (wal's LazyCommit), so a member applies and answers a committed
+// write without waiting for that write: here it is held for good on the
+// follower that took the write, and the write is answered all the same.
+// (A one-voter group still waits: its commit index is its own say.)
+func TestEnsembleAppliesWithoutWaitingForTheCommitWrite(t *testing.T) {
+	gates := map[uint64]*commitGate{}
+	net, ms := startEnsemble(t, 3, func(c *Config) {
+		g := &commitGate{open: make(chan struct{})}
+		gates[c.ID] = g
+		c.FS = errorfs.Wrap(vfs.NewMem(), g)
+		c.Dir, c.SnapDir = logDir, snapDir
+		c.SegmentSize = 64 << 10
+	})
+	t.Cleanup(func() { // before the members stop (cleanups run last first)
+		for _, g := range gates {
+			g.release()
+		}
+	})
+	lead := leader(t, ms)
+	f := follower(t, ms)
+	// The other follower is cut off, so that the write commits only once
+	// f has it durable, and f's commit index moves in a write of its own.
+	for _, m := range ms {
+		if m != lead && m != f {
+			net.isolate(m.r.ID(), true)
+		}
+	}
+	gates[f.r.ID()].armed.Store(true)
+	if err := f.r.Submit(context.Background(), create("/lazy"), 9); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.await(t, 9); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("write on a follower, its commit index's write held: %v %+v, want applied", ev.Kind, ev.Result)
+	}
+	if !gates[f.r.ID()].holding.Load() {
+		t.Fatal("the follower's entry was never synced")
+	}
+}
