@@ -2,14 +2,12 @@ package replica
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 )
@@ -90,28 +88,21 @@ func TestRollSnapRule(t *testing.T) {
 // small writes no longer start a snapshot every snapCount entries but
 // once the log since the last snapshot holds half its size; snapshots are
 // still taken, and the log before them is still released.
+//
+// The replica is a core stepped by the test (NewCore), which takes each
+// snapshot at once, where the loop decides it: how many a write started
+// is known when it returns. (A running replica writes them in the
+// background, and a snapshot still being written holds the next back, so
+// counting them raced the writes.)
 func TestSnapshotsPacedBySize(t *testing.T) {
 	fs := vfs.NewMem()
-	var mu sync.Mutex
 	var sizes []int64
-	var started atomic.Int64
-	testHookWalk = func() { started.Add(1) }
-	t.Cleanup(func() { testHookWalk = nil })
-	d := startDurable(t, fs, 10, func(c *Config) {
+	c := startStepped(t, fs, 10, func(c *Config) {
 		// The log keeps TrailingEntries behind a snapshot, on disk: few
 		// here, so that segments behind the snapshots can go.
 		c.TrailingEntries = 10
-		c.OnSnapshot = func(_ time.Duration, size int64) {
-			mu.Lock()
-			sizes = append(sizes, size)
-			mu.Unlock()
-		}
+		c.OnSnapshot = func(_ time.Duration, size int64) { sizes = append(sizes, size) }
 	})
-	taken := func() []int64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(sizes)
-	}
 	// A tree of ~200 KB: its snapshots are far larger than 10 entries of
 	// the small writes below.
 	reqs := []txn.Request{createSession(), create("/s")}
@@ -119,33 +110,21 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 		reqs = append(reqs, txn.Request{SessionID: session, Op: jute.OpCreate,
 			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
 	}
-	d.write(t, reqs...)
-	// Where the paced snapshots fall among these writes depends on how
-	// long each takes to write: more big nodes, one at a time, until one
-	// holds more than 150 KB.
-	// The snapshots started must end first: a walk still running while
-	// more nodes go in lets the tree grow past what the writes below are
-	// sized for (a snapshot of 335 KB, which paces the next at 168 KB of
-	// log, seen once the leader proposed a turn's writes together).
-	allEnded := func() bool { return int64(len(taken())) == started.Load() }
-	big := func() bool {
-		waitFor(t, "end of the snapshots started", allEnded)
-		s := taken()
-		return len(s) > 0 && s[len(s)-1] > 150_000
-	}
-	for i := 100; !big(); i++ {
+	c.write(t, reqs...)
+	// More big nodes, one at a time, until a snapshot holds more than
+	// 150 KB.
+	for i := 100; len(sizes) == 0 || sizes[len(sizes)-1] <= 150_000; i++ {
 		if i == 200 {
-			t.Fatalf("no snapshot over 150 KB after %d nodes of 2 KB: %v", i, taken())
+			t.Fatalf("no snapshot over 150 KB after %d nodes of 2 KB: %v", i, sizes)
 		}
-		d.write(t, txn.Request{SessionID: session, Op: jute.OpCreate,
+		c.write(t, txn.Request{SessionID: session, Op: jute.OpCreate,
 			Record: &jute.CreateRequest{Path: fmt.Sprintf("/big%d", i), Data: make([]byte, 2000), ACL: open}})
 	}
-	before := len(taken())
+	before := len(sizes)
 
-	// 600 writes of 500 bytes, ~300 KB of log, in batches of 10, each
-	// batch once every snapshot started is written (one being written
-	// holds the next back). By count alone (every 6 to 10 entries) that is
-	// 60 snapshots or more; paced, one per ~100 KB of log.
+	// 600 writes of 500 bytes, ~300 KB of log, in batches of 10. By count
+	// alone (every 6 to 10 entries) that is 60 snapshots or more; paced,
+	// one per ~100 KB of log.
 	const writes, size, batch = 600, 500, 10
 	sets := make([]txn.Request, batch)
 	for i := range sets {
@@ -153,14 +132,11 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 			Record: &jute.SetDataRequest{Path: "/s", Data: make([]byte, size), Version: -1}}
 	}
 	for range writes / batch {
-		d.write(t, sets...)
-		waitFor(t, "end of the snapshots started", allEnded)
+		c.write(t, sets...)
 	}
-	waitFor(t, "two snapshots during the writes", func() bool { return len(taken()) >= before+2 })
-	s := taken()
-	if n := len(s) - before; n > 4 {
-		t.Errorf("%d snapshots of ~%d bytes during %d bytes of log; want at most 4 (one per half a snapshot of log)",
-			n, s[len(s)-1], writes*size)
+	if n := len(sizes) - before; n < 2 || n > 4 {
+		t.Errorf("%d snapshots of ~%d bytes during %d bytes of log; want 2 to 4 (one per half a snapshot of log)",
+			n, sizes[len(sizes)-1], writes*size)
 	}
 	// Old segments (64 KiB each) are released behind the snapshots.
 	names, err := fs.List(logDir)
@@ -169,14 +145,89 @@ func TestSnapshotsPacedBySize(t *testing.T) {
 	}
 	for _, name := range names {
 		if strings.HasPrefix(name, "0000000000000000-") {
-			t.Errorf("the log's first segment %s is still there after %d snapshots; want it released", name, len(s))
+			t.Errorf("the log's first segment %s is still there after %d snapshots; want it released", name, len(sizes))
 		}
 	}
 	// And the state survives a restart from a paced snapshot.
-	want := d.view()
-	d.stop()
-	d = startDurable(t, fs, 10)
+	want := c.view()
+	c.r.Close()
+	d := startDurable(t, fs, 10)
 	if got := d.recovered(t); got != want {
 		t.Fatalf("after restart %+v; want %+v", got, want)
 	}
+}
+
+// stepped is a one-voter replica over a file system that the test steps
+// itself (NewCore): each write is applied, and whatever snapshot it makes
+// due is written, before write returns.
+type stepped struct {
+	r      *Replica
+	events []Event
+}
+
+func startStepped(t *testing.T, fs vfs.FS, snapCount int, opts ...func(*Config)) *stepped {
+	t.Helper()
+	c := &stepped{}
+	state := txn.NewState(tree.New())
+	cfg := Config{
+		State:       state,
+		Prep:        txn.NewPrepper(state, txn.PrepConfig{}),
+		OnApply:     func(ev Event) { c.events = append(c.events, ev) },
+		Now:         func() int64 { return 1000 },
+		FS:          fs,
+		Dir:         logDir,
+		SnapDir:     snapDir,
+		SnapCount:   snapCount,
+		SegmentSize: 64 << 10,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := NewCore(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.r = r
+	t.Cleanup(r.Close)
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsLeader() {
+		t.Fatal("a sole voter does not lead once started")
+	}
+	return c
+}
+
+// write proposes reqs with tags from 1 and processes until each is
+// applied, i.e. acknowledged.
+func (c *stepped) write(t *testing.T, reqs ...txn.Request) {
+	t.Helper()
+	c.events = c.events[:0]
+	for i, req := range reqs {
+		if err := c.r.Propose(req, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.r.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.events) != len(reqs) {
+		t.Fatalf("%d events for %d requests: %+v", len(c.events), len(reqs), c.events)
+	}
+	for i, ev := range c.events {
+		if ev.Kind != Applied || ev.Tag != uint64(i+1) || ev.Result.Err != jute.OK {
+			t.Fatalf("request %d: event %v tag %d result %+v", i+1, ev.Kind, ev.Tag, ev.Result)
+		}
+	}
+}
+
+func (c *stepped) view() view {
+	var v view
+	c.r.Read(func(s *txn.State, zxid int64) {
+		v = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Sessions: len(s.Sessions), Zxid: zxid}
+	})
+	return v
 }
