@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,5 +76,35 @@ func TestEnsembleAppliesWithoutWaitingForTheCommitWrite(t *testing.T) {
 	}
 	if !gates[f.r.ID()].holding.Load() {
 		t.Fatal("the follower's entry was never synced")
+	}
+}
+
+// A one-voter group writes a write's commit index with its entry, so the
+// write is durable and answered after one fsync of the log, not two: at
+// one client, two fsyncs in series were most of a write's latency.
+func TestSoleVoterWriteIsOneFsync(t *testing.T) {
+	var syncs atomic.Int64
+	count := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFileSync && strings.Contains(op.Path, ".wal") {
+			syncs.Add(1)
+		}
+		return nil
+	})
+	fs := errorfs.Wrap(vfs.NewMem(), count)
+	d := startDurable(t, fs, 1000)
+	d.write(t, createSession())
+	for i := range 3 {
+		syncs.Store(0)
+		d.write(t, create(fmt.Sprintf("/one%d", i)))
+		if n := syncs.Load(); n != 1 {
+			t.Errorf("write %d: %d fsyncs of the log before it was answered; want 1", i, n)
+		}
+	}
+	// The commit index went with the entries: a restart has them all.
+	want := d.view()
+	d.stop()
+	d = startDurable(t, fs, 1000)
+	if got := d.recovered(t); got != want {
+		t.Fatalf("after restart %+v; want %+v", got, want)
 	}
 }

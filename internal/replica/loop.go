@@ -538,6 +538,7 @@ func (r *Replica) settle() error {
 // log writer, which reports back to the loop (appendDone).
 func (r *Replica) storeAppend(m raftpb.Message) error {
 	r.appendsSent++
+	r.commitWithEntries(&m)
 	if !r.lazyCommit || m.Snapshot != nil {
 		r.applyAfter = r.appendsSent // see pendingApply
 	}
@@ -545,6 +546,29 @@ func (r *Replica) storeAppend(m raftpb.Message) error {
 		return r.drv.queueAppend(r, m)
 	}
 	return r.appendDone(m, r.save(m))
+}
+
+// commitWithEntries writes a sole voter's commit index with the entries
+// it appends as leader: they are committed the moment they are durable,
+// as raft says in its next Ready. Saved apart, that commit index cost a
+// second fsync before the entries could be applied and answered: two
+// fsyncs in series per write at one client (0.68 ms a create, standalone
+// Table 2). In the same write it is durable with them, or lost with them
+// (the log is recovered up to its first torn record), and raft's own
+// commit-only write is then skipped (wal's save). raft changes
+// membership when a change is applied, not appended, so the voters it
+// counts are those applied (confState).
+func (r *Replica) commitWithEntries(m *raftpb.Message) {
+	if len(m.Entries) == 0 || r.lazyCommit || !slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) ||
+		len(r.confState.VotersOutgoing) > 0 {
+		return
+	}
+	st := r.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		return
+	}
+	m.Term, m.Vote = st.Term, st.Vote
+	m.Commit = max(st.Commit, m.Commit, m.Entries[len(m.Entries)-1].Index)
 }
 
 // save writes a MsgStorageAppend's snapshot marker, entries and hard

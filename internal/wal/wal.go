@@ -477,6 +477,14 @@ func (w *WAL) save(hs raftpb.HardState, ents []raftpb.Entry, locs []loc) error {
 	if err := w.checkOrder(ents); err != nil {
 		return err
 	}
+	if len(ents) == 0 && hs.Term == w.hs.Term && hs.Vote == w.hs.Vote && hs.Commit <= w.hs.Commit {
+		// Nothing newer than the log holds: a sole voter writes its
+		// commit index with the entries it covers (replica's
+		// commitWithEntries), and raft names it again once they are
+		// durable. Writing it again would cost an fsync, and an older
+		// one would move the commit index back.
+		return nil
+	}
 	w.buf, w.starts = w.buf[:0], w.starts[:0]
 	for i := range ents {
 		w.starts = append(w.starts, int64(len(w.buf)))

@@ -602,6 +602,33 @@ func TestLazyCommit(t *testing.T) {
 	}
 }
 
+// A hard state no newer than the one the log holds (its commit index
+// saved with its entries, then named again by raft) is not written, and
+// an older commit index never replaces a newer one.
+func TestSaveSkipsAHardStateItHolds(t *testing.T) {
+	c := &syncCounter{}
+	fs := errorfs.Wrap(vfs.NewMem(), c)
+	w, _ := mustOpen(t, fs, Options{SegmentSize: 1 << 20})
+	mustSave(t, w, raftpb.HardState{Term: 2, Vote: 1, Commit: 3}, mkEnts(1, 3, 2))
+	for _, hs := range []raftpb.HardState{{Term: 2, Vote: 1, Commit: 3}, {Term: 2, Vote: 1, Commit: 2}} {
+		c.syncs.Store(0)
+		c.writes.Store(0)
+		mustSave(t, w, hs, nil)
+		if s, wr := c.syncs.Load(), c.writes.Load(); s != 0 || wr != 0 {
+			t.Errorf("commit %d after commit 3 saved: %d syncs, %d writes; want none", hs.Commit, s, wr)
+		}
+	}
+	c.syncs.Store(0)
+	mustSave(t, w, raftpb.HardState{Term: 2, Vote: 1, Commit: 4}, nil) // newer: written, and synced
+	if s := c.syncs.Load(); s != 1 {
+		t.Errorf("a newer commit index: %d syncs; want 1", s)
+	}
+	w.Close()
+	if _, got := mustOpen(t, fs, Options{SegmentSize: 1 << 20}); got.HardState.Commit != 4 {
+		t.Errorf("recovered %+v; want commit 4", got.HardState)
+	}
+}
+
 // TestStickyError: after a failed fsync the WAL refuses appends without
 // touching the disk again, and never retries the sync.
 func TestStickyError(t *testing.T) {
