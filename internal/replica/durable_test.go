@@ -36,12 +36,28 @@ type durable struct {
 func startDurable(t *testing.T, fs vfs.FS, snapCount int, opts ...func(*Config)) *durable {
 	t.Helper()
 	d := &durable{events: make(chan Event, 4096), done: make(chan struct{})}
+	r, err := New(durableConfig(fs, snapCount, func(ev Event) { d.events <- ev }, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.r = r
+	go func() {
+		r.Run()
+		close(d.done)
+	}()
+	t.Cleanup(d.stop)
+	return d
+}
+
+// durableConfig is a one-voter replica's Config over fs, with a fresh
+// state, adjusted by opts.
+func durableConfig(fs vfs.FS, snapCount int, onApply func(Event), opts []func(*Config)) Config {
 	state := txn.NewState(tree.New())
 	cfg := Config{
 		Tick:      10 * time.Millisecond,
 		State:     state,
 		Prep:      txn.NewPrepper(state, txn.PrepConfig{}),
-		OnApply:   func(ev Event) { d.events <- ev },
+		OnApply:   onApply,
 		Now:       func() int64 { return 1000 },
 		FS:        fs,
 		Dir:       logDir,
@@ -53,17 +69,7 @@ func startDurable(t *testing.T, fs vfs.FS, snapCount int, opts ...func(*Config))
 	for _, o := range opts {
 		o(&cfg)
 	}
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.r = r
-	go func() {
-		r.Run()
-		close(d.done)
-	}()
-	t.Cleanup(d.stop)
-	return d
+	return cfg
 }
 
 func (d *durable) stop() {

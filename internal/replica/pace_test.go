@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
-	"github.com/zoohq/zoo/internal/tree"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 )
@@ -168,22 +167,7 @@ type stepped struct {
 func startStepped(t *testing.T, fs vfs.FS, snapCount int, opts ...func(*Config)) *stepped {
 	t.Helper()
 	c := &stepped{}
-	state := txn.NewState(tree.New())
-	cfg := Config{
-		State:       state,
-		Prep:        txn.NewPrepper(state, txn.PrepConfig{}),
-		OnApply:     func(ev Event) { c.events = append(c.events, ev) },
-		Now:         func() int64 { return 1000 },
-		FS:          fs,
-		Dir:         logDir,
-		SnapDir:     snapDir,
-		SnapCount:   snapCount,
-		SegmentSize: 64 << 10,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	r, err := NewCore(cfg)
+	r, err := NewCore(durableConfig(fs, snapCount, func(ev Event) { c.events = append(c.events, ev) }, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
