@@ -653,6 +653,12 @@ func TestEnsembleLeaderLinkLossElectsSooner(t *testing.T) {
 	const ticks = 300
 	n, ms := startEnsemble(t, 3, func(c *Config) { c.ElectionTicks = ticks })
 	old := leader(t, ms)
+	// The followers' logs must be alike when the leader goes: a follower
+	// whose log is behind cannot win the other's vote, and the one ahead
+	// may ask first, while the other still hears the leader in its lease
+	// and refuses; the first election then waits out a whole timeout
+	// (flaky, 2 runs in 10 of the package).
+	converge(t, ms)
 	term := old.r.Term()
 	before := make(map[*member]uint64)
 	for _, m := range ms {
