@@ -131,8 +131,8 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !isEmptyHardState(hs) {
-		s.hs = hs
+	if !isEmptyHardState(hs) && newerHardState(hs, s.hs) {
+		s.hs = hs // as the log holds it (WAL.save)
 	}
 	return s.log.append(ents, s.locs)
 }

@@ -477,7 +477,7 @@ func (w *WAL) save(hs raftpb.HardState, ents []raftpb.Entry, locs []loc) error {
 	if err := w.checkOrder(ents); err != nil {
 		return err
 	}
-	if len(ents) == 0 && hs.Term == w.hs.Term && hs.Vote == w.hs.Vote && hs.Commit <= w.hs.Commit {
+	if len(ents) == 0 && !newerHardState(hs, w.hs) {
 		// Nothing newer than the log holds: a sole voter writes its
 		// commit index with the entries it covers (replica's
 		// commitWithEntries), and raft names it again once they are
@@ -531,6 +531,12 @@ func (w *WAL) checkOrder(ents []raftpb.Entry) error {
 }
 
 func isEmptyHardState(hs raftpb.HardState) bool { return hs == raftpb.HardState{} }
+
+// newerHardState reports whether hs says more than held: another term or
+// vote, or a commit index past held's.
+func newerHardState(hs, held raftpb.HardState) bool {
+	return hs.Term != held.Term || hs.Vote != held.Vote || hs.Commit > held.Commit
+}
 
 // SaveSnapshotMarker records, durably, that a snapshot this server took at
 // meta exists. Call it after the snapshot file is fsynced (the marker is
