@@ -120,9 +120,14 @@ func TestRemovedServerServesOn(t *testing.T) {
 					t.Fatalf("a read on removed server %d after the hand-over: %v", gone, err)
 				}
 			}
-			if mode := modeOf(ms[gone].addr); mode != "follower" {
-				t.Errorf("removed server %d says it is a %q; want follower (Apache's non-voting follower)", gone, mode)
-			}
+			// A removed leader hears of its successor's term with the
+			// first message the new leader sends it.
+			waitFor(t, 10*time.Second, func() error {
+				if mode := modeOf(ms[gone].addr); mode != "follower" {
+					return fmt.Errorf("removed server %d says it is a %q; want follower (Apache's non-voting follower)", gone, mode)
+				}
+				return nil
+			})
 
 			// Back to the full membership, from the same client.
 			m, err := member.Parse(string(config))

@@ -24,16 +24,23 @@ func leaderOf(t *testing.T, ms map[uint64]*testServer) uint64 {
 	t.Helper()
 	var lead uint64
 	waitFor(t, 20*time.Second, func() error {
-		lead = 0
+		var leads []uint64
 		for id, ts := range ms {
 			if modeOf(ts.addr) == "leader" {
-				lead = id
+				leads = append(leads, id)
 			}
 		}
-		if lead == 0 {
+		switch len(leads) {
+		case 0:
 			return errors.New("no leader")
+		case 1:
+			lead = leads[0]
+			return nil
+		default:
+			// A deposed leader says so until it hears of the new term:
+			// wait for it rather than pick one at random.
+			return fmt.Errorf("servers %v all say they lead", leads)
 		}
-		return nil
 	})
 	return lead
 }
