@@ -65,6 +65,11 @@ func durableConfig(fs vfs.FS, snapCount int, onApply func(Event), opts []func(*C
 		SnapCount: snapCount,
 		// Small segments: MemFS copies a whole file on each sync.
 		SegmentSize: 64 << 10,
+		// A request waits as long as next does (10 s): under -race on a
+		// loaded machine, MemFS's whole-segment syncs made a write wait
+		// past the default second, and a Dropped request failed a test
+		// that was not about deadlines.
+		RequestTicks: 1000,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -33,7 +33,7 @@ func TestWritesGoOnDuringSnapshot(t *testing.T) {
 	record := func(cfg *Config) {
 		apply := cfg.OnApply
 		cfg.OnApply = func(ev Event) {
-			if ev.Zxid >= 500 { // the snapshot comes after 500-1000 entries
+			if ev.Kind == Applied && ev.Zxid >= 500 { // the snapshot comes after 500-1000 entries
 				mu.Lock()
 				digestAt[ev.Zxid] = ev.State.Tree.Digest()
 				mu.Unlock()
