@@ -47,10 +47,14 @@ type driver struct {
 	writerDone  chan struct{}
 }
 
-// appendResult is a log write done by the writer.
+// appendResult is a log write done by the writer. sent says the writer
+// sent its responses to other members (sendDurable); unreachable are
+// those it could not send to.
 type appendResult struct {
-	m   raftpb.Message
-	err error
+	m           raftpb.Message
+	err         error
+	sent        bool
+	unreachable []uint64
 }
 
 // maxAppending bounds the log writes queued for the writer. More wait in
@@ -124,8 +128,12 @@ func (d *driver) writeLog(r *Replica) {
 		for len(batch) > 0 {
 			n := groupable(batch)
 			err := r.saveGroup(batch[:n])
-			for _, m := range batch[:n] {
-				d.appendDonec <- appendResult{m: m, err: err} // room: see appending
+			for i := range batch[:n] {
+				res := appendResult{m: batch[i], err: err}
+				if err == nil {
+					res.sent, res.unreachable = r.sendDurable(&batch[i])
+				}
+				d.appendDonec <- res // room: see appending
 			}
 			batch = batch[n:]
 		}
@@ -165,10 +173,18 @@ func (r *Replica) takeAppends(res appendResult) error {
 	}
 }
 
+// testHookAppendResult, if set, runs on the loop before it takes a
+// write's result back.
+var testHookAppendResult func(r *Replica, m *raftpb.Message)
+
 // appendResult takes a write's result back on the loop.
 func (r *Replica) appendResult(res appendResult) error {
+	if testHookAppendResult != nil {
+		testHookAppendResult(r, &res.m)
+	}
 	r.drv.appending--
-	return r.appendDone(res.m, res.err)
+	r.unreachable = append(r.unreachable, res.unreachable...)
+	return r.appendDone(res.m, res.err, res.sent)
 }
 
 // stream sends a snapshot to a follower on a goroutine of its own.
