@@ -28,6 +28,8 @@ func (r *Replica) recover() (fresh bool, err error) {
 	}
 	ahead := r.loadAhead()
 	defer ahead.discard()
+	// Until the membership is known (setConfState), as zoo.cfg says: only
+	// the commit-only writes of a sole voter must not be lazy.
 	r.lazyCommit = len(cfg.Voters)+len(cfg.Learners) > 1
 	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync || mutated(MutAckBeforeFsync),
 		LazyCommit: r.lazyCommit})
@@ -61,6 +63,7 @@ func (r *Replica) recover() (fresh bool, err error) {
 		return false, fmt.Errorf("replica: %w", err)
 	}
 	r.log, r.disk = w, disk
+	w.SetLazyCommit(r.lazyCommit) // the snapshot's membership, if one was loaded
 	r.nextSnapshot()
 	fresh = st.HardState == (raftpb.HardState{}) && len(st.Entries) == 0 && st.Snapshot.Index == 0
 	return fresh, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/vfs/errorfs"
 )
@@ -107,6 +108,44 @@ func TestSoleVoterWriteIsOneFsync(t *testing.T) {
 	want := d.view()
 	crashed := mem.CrashClone()
 	got, zxid, err := Recover(Config{FS: crashed, Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
+		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
+			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
+	}
+}
+
+// A voter alone with an observer (or an ensemble reconfigured down to one
+// voter) still writes a write's commit index with its entry: whatever the
+// number of members, a sole voter's commit index is its own say, so it
+// must be durable before the write is answered. The log here was opened
+// for an ensemble (its commit-only writes lazy): after a crash, the state
+// the voter starts with holds every write it answered.
+func TestSoleVoterWithALearnerKeepsItsCommitDurable(t *testing.T) {
+	mem := vfs.NewMem()
+	_, ms := startGroup(t, 1, 1, func(c *Config) {
+		if c.ID == 1 {
+			c.FS = mem
+			c.Dir, c.SnapDir = logDir, snapDir
+			c.SegmentSize = 64 << 10
+		}
+	})
+	voter := ms[0]
+	for i := range 3 {
+		if err := voter.r.Submit(context.Background(), create(fmt.Sprintf("/kept%d", i)), uint64(10+i)); err != nil {
+			t.Fatal(err)
+		}
+		if ev := voter.await(t, uint64(10+i)); ev.Kind != Applied || ev.Result.Err != jute.OK {
+			t.Fatalf("write %d: %v %+v", i, ev.Kind, ev.Result)
+		}
+	}
+	var want view
+	voter.r.Read(func(s *txn.State, zxid int64) {
+		want = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
+	})
+	got, zxid, err := Recover(Config{FS: mem.CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

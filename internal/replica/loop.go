@@ -499,13 +499,14 @@ func (r *Replica) processReady(enough func() bool) (more bool, err error) {
 // queued). Its entries are durable already: with async storage writes
 // raft hands over only entries this member has written.
 //
-// A one-voter group waits for every write started before it, its own
+// A sole voter (standalone, or an ensemble's only voter, learners aside:
+// setConfState) waits for every write started before it, its own
 // Ready's included. Its Ready's write holds the commit index that covers
 // its entries; applying (and so acknowledging) them before that is
 // written would let a restarted server come up, and serve, without txns
 // it had acknowledged until a new election commits them again.
 //
-// An ensemble writes that commit index lazily, with no fsync of its own
+// Any other member writes that commit index lazily, with no fsync of its own
 // (wal's LazyCommit): a member may come back with an older one, does not
 // serve until it hears from a leader, and the leader's next entry commits
 // every entry a quorum holds. So waiting for that write bought nothing
@@ -555,12 +556,9 @@ func (r *Replica) storeAppend(m raftpb.Message) error {
 // fsyncs in series per write at one client (0.68 ms a create, standalone
 // Table 2). In the same write it is durable with them, or lost with them
 // (the log is recovered up to its first torn record), and raft's own
-// commit-only write is then skipped (wal's save). raft changes
-// membership when a change is applied, not appended, so the voters it
-// counts are those applied (confState).
+// commit-only write is then skipped (wal's save).
 func (r *Replica) commitWithEntries(m *raftpb.Message) {
-	if len(m.Entries) == 0 || r.lazyCommit || !slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) ||
-		len(r.confState.VotersOutgoing) > 0 {
+	if len(m.Entries) == 0 || !r.soleVoter() {
 		return
 	}
 	st := r.rn.BasicStatus()

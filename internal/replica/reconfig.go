@@ -21,9 +21,15 @@ import (
 // through the log as a plain entry.
 
 // setConfState records the membership raft applied, for snapshots and for
-// the readers outside the loop.
+// the readers outside the loop, and tells the log whether its commit-only
+// writes may be lazy (see pendingApply): not while this member is the sole
+// voter, whatever zoo.cfg listed when the log was opened.
 func (r *Replica) setConfState(cs raftpb.ConfState) {
 	r.confState = cs
+	r.lazyCommit = !r.soleVoter()
+	if r.log != nil {
+		r.log.SetLazyCommit(r.lazyCommit)
+	}
 	voters := append(slices.Clone(cs.Voters), cs.VotersOutgoing...)
 	slices.Sort(voters)
 	voters = slices.Compact(voters)
@@ -33,6 +39,13 @@ func (r *Replica) setConfState(cs raftpb.ConfState) {
 	all = slices.Compact(all)
 	r.members.Store(&all)
 	r.learner.Store(slices.Contains(cs.Learners, r.cfg.ID) || slices.Contains(cs.LearnersNext, r.cfg.ID))
+}
+
+// soleVoter reports whether this member alone votes in the applied
+// membership, so that its commit index is its own say. raft changes
+// membership when a change is applied, not appended.
+func (r *Replica) soleVoter() bool {
+	return slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) && len(r.confState.VotersOutgoing) == 0
 }
 
 // Voters returns the voting members (both sides of a joint configuration).

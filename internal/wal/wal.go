@@ -70,6 +70,7 @@ type Options struct {
 	// the leader tells again; a member of an ensemble may come back with
 	// an older one and apply the rest when the leader says. A one-voter
 	// group must not use it: its commit index is its own say.
+	// SetLazyCommit changes it as the membership changes.
 	LazyCommit bool
 }
 
@@ -455,6 +456,13 @@ func (w *WAL) usable() error {
 		return fmt.Errorf("%w: %w", ErrBroken, w.err)
 	}
 	return nil
+}
+
+// SetLazyCommit sets Options.LazyCommit for the Saves after it.
+func (w *WAL) SetLazyCommit(lazy bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.opts.LazyCommit = lazy
 }
 
 // Save appends the entries, then the HardState if it is not empty, and

@@ -602,6 +602,29 @@ func TestLazyCommit(t *testing.T) {
 	}
 }
 
+// SetLazyCommit changes what the next commit-only hard state costs: the
+// replica turns it off when its member becomes the sole voter of an
+// ensemble, whose log was opened lazy.
+func TestSetLazyCommit(t *testing.T) {
+	c := &syncCounter{}
+	fs := errorfs.Wrap(vfs.NewMem(), c)
+	w, _ := mustOpen(t, fs, Options{SegmentSize: 1 << 20, LazyCommit: true})
+	defer w.Close()
+	mustSave(t, w, raftpb.HardState{Term: 2, Vote: 1, Commit: 1}, mkEnts(1, 3, 2))
+	for i, lazy := range []bool{true, false, true} {
+		w.SetLazyCommit(lazy)
+		c.syncs.Store(0)
+		mustSave(t, w, raftpb.HardState{Term: 2, Vote: 1, Commit: uint64(i + 2)}, nil)
+		want := int64(1)
+		if lazy {
+			want = 0
+		}
+		if got := c.syncs.Load(); got != want {
+			t.Errorf("commit %d with LazyCommit %v: %d syncs; want %d", i+2, lazy, got, want)
+		}
+	}
+}
+
 // A hard state no newer than the one the log holds (its commit index
 // saved with its entries, then named again by raft) is not written, and
 // an older commit index never replaces a newer one.
