@@ -178,11 +178,16 @@ func startGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*netwo
 			ID:            id,
 			Tick:          5 * time.Millisecond,
 			ElectionTicks: 10,
-			OnApply:       func(ev Event) { m.events <- ev },
-			Now:           func() int64 { return 1000 },
-			Voters:        voters,
-			Learners:      learnerIDs,
-			Transport:     endpoint{n: n, from: id},
+			// 2 s for a request, not the default 10 election timeouts
+			// (0.5 s here): a write must not be Dropped because -race on a
+			// loaded CI machine made it slow, and a test that waits for
+			// a deadline (await gives up after 10 s) still sees it.
+			RequestTicks: 400,
+			OnApply:      func(ev Event) { m.events <- ev },
+			Now:          func() int64 { return 1000 },
+			Voters:       voters,
+			Learners:     learnerIDs,
+			Transport:    endpoint{n: n, from: id},
 		}
 		for _, o := range opts {
 			o(&m.cfg)
