@@ -427,15 +427,22 @@ func (r *Replica) send(msgs []raftpb.Message) {
 			r.sendSnapshot(*m)
 			continue
 		}
-		data, err := m.Marshal()
-		if err != nil {
-			r.cfg.Logger.Error("encoding a raft message", "err", err)
-			continue
-		}
-		if !r.cfg.Transport.Send(m.To, KindRaft, data) {
+		if !r.sendRaft(m) {
 			r.unreachable = append(r.unreachable, m.To)
 		}
 	}
+}
+
+// sendRaft hands one raft message to the transport and reports false if
+// the peer could not take it. It reads only the Config, so the log writer
+// may call it too (sendDurable).
+func (r *Replica) sendRaft(m *raftpb.Message) bool {
+	data, err := m.Marshal()
+	if err != nil {
+		r.cfg.Logger.Error("encoding a raft message", "err", err)
+		return true // nothing to retry: raft would only make it again
+	}
+	return r.cfg.Transport.Send(m.To, KindRaft, data)
 }
 
 // Raft runs with AsyncStorageWrites: a Ready hands its log writes
@@ -666,15 +673,7 @@ func (r *Replica) sendDurable(m *raftpb.Message) (sent bool, unreachable []uint6
 	}
 	for i := range m.Responses {
 		resp := &m.Responses[i]
-		if resp.To == r.cfg.ID {
-			continue
-		}
-		data, err := resp.Marshal()
-		if err != nil {
-			r.cfg.Logger.Error("encoding a raft message", "err", err)
-			continue
-		}
-		if !r.cfg.Transport.Send(resp.To, KindRaft, data) {
+		if resp.To != r.cfg.ID && !r.sendRaft(resp) {
 			unreachable = append(unreachable, resp.To)
 		}
 	}
