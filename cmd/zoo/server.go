@@ -303,6 +303,7 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		EnforceQuota:          c.EnforceQuota,
 		SkipACL:               c.SkipACL,
 		ReconfigEnabled:       c.ReconfigEnabled,
+		OneParticipant:        !c.StandaloneEnabled,
 		FourLetterWords:       c.FourLetterWords,
 		ReadOnlyMode:          c.ReadOnlyMode,
 		LocalSessions:         c.LocalSessionsEnabled,

@@ -289,3 +289,47 @@ func testRemovedServerWipedAndAddedBack(t *testing.T, inPlace bool) {
 	}
 	followerHas(t, ctx, back.addr, "/before-19")
 }
+
+// Apache refuses a reconfig that leaves one participant unless
+// standaloneEnabled=false (OneParticipant); then the last participant
+// goes on alone, taking writes with no one to acknowledge them.
+func TestReconfigToOneParticipant(t *testing.T) {
+	for _, one := range []bool{false, true} {
+		t.Run(fmt.Sprintf("OneParticipant=%v", one), func(t *testing.T) {
+			ms := startMembers(t, 3, 0, "", func(c *Config) {
+				c.ReconfigEnabled = true
+				c.OneParticipant = one
+				c.SuperDigest = superDigest
+			})
+			lead := leaderOf(t, ms)
+			var leaving []string
+			for id := range ms {
+				if id != lead {
+					leaving = append(leaving, fmt.Sprint(id))
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			su := connectSuper(t, ctx, ms[lead].addr)
+			_, err := reconfigOnceSynced(t, ctx, su, "", strings.Join(leaving, ","), "")
+			if !one {
+				if !errors.Is(err, zk.ErrBadArguments) {
+					t.Fatalf("reconfig leaving %v with standaloneEnabled: %v; want BadArguments", leaving, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("reconfig leaving %v: %v", leaving, err)
+			}
+			waitFor(t, 10*time.Second, func() error {
+				if v := ms[lead].srv.rep.Voters(); !slices.Equal(v, []uint64{uint64(lead)}) {
+					return fmt.Errorf("voters %v; want only %d", v, lead)
+				}
+				return nil
+			})
+			if _, _, err := su.Create(ctx, "/alone", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatalf("a write with one participant: %v", err)
+			}
+		})
+	}
+}

@@ -163,6 +163,9 @@ type Config struct {
 	// ReconfigEnabled allows the reconfig operation (reconfigEnabled); it
 	// takes the super user, or WRITE on /zookeeper/config.
 	ReconfigEnabled bool
+	// OneParticipant lets a reconfig leave a single participant
+	// (standaloneEnabled=false), as Apache does.
+	OneParticipant bool
 	// Ensemble names the servers this one replicates with; the zero
 	// value runs standalone.
 	Ensemble Ensemble
@@ -328,6 +331,7 @@ func New(cfg Config) (*Server, error) {
 	state := txn.NewState(tree.New())
 	prep := txn.NewPrepper(state, txn.PrepConfig{
 		ReconfigEnabled: cfg.ReconfigEnabled,
+		OneParticipant:  cfg.OneParticipant,
 		ExtendedTypes:   cfg.ExtendedTypes,
 		EnforceQuota:    cfg.EnforceQuota,
 		QuotaWarning:    s.quotaWarning,

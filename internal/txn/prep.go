@@ -37,6 +37,10 @@ type PrepConfig struct {
 	// ReconfigEnabled is zoo.cfg's reconfigEnabled: without it reconfig
 	// fails with ReconfigDisabled, as in Apache.
 	ReconfigEnabled bool
+	// OneParticipant is zoo.cfg's standaloneEnabled=false: a reconfig may
+	// then leave a single participant, as Apache's does; otherwise it
+	// must leave two (BadArguments).
+	OneParticipant bool
 	// Reconfig is the ensemble, for reconfig; nil (standalone) answers
 	// Unimplemented, as Apache's standalone server does.
 	Reconfig Reconfigurer

@@ -68,7 +68,7 @@ func (p *Prepper) prepReconfig(req *Request, r *jute.ReconfigRequest) (jute.Reco
 	if r.CurConfigID != -1 && r.CurConfigID != cur.Version {
 		return nil, jute.BadVersion
 	}
-	next, err := member.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
+	next, err := member.Options{StandaloneEnabled: !p.cfg.OneParticipant}.Reconfig(cur, r.JoiningServers, r.LeavingServers, r.NewMembers)
 	if err == nil {
 		err = member.RequireQuorum(next, rc.Synced())
 	}

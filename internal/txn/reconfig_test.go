@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/zoohq/zoo/internal/jute"
@@ -19,7 +20,12 @@ const threeServers = "server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\n"
 
 func newReconfigHarness(t *testing.T) *harness {
 	t.Helper()
-	h := newHarness(t, PrepConfig{ReconfigEnabled: true})
+	return reconfigHarness(t, PrepConfig{ReconfigEnabled: true})
+}
+
+func reconfigHarness(t *testing.T, cfg PrepConfig) *harness {
+	t.Helper()
+	h := newHarness(t, cfg)
 	h.p.SetReconfig(ensemble{})
 	if _, err := h.st.Tree.SetData(tree.ConfigPath, []byte(threeServers), -1, 1, 1); err != nil {
 		t.Fatal(err)
@@ -59,5 +65,29 @@ func TestReconfigChecksPermissionAfterArguments(t *testing.T) {
 				t.Errorf("reconfig: %v; want %v", r.Err, tt.want)
 			}
 		})
+	}
+}
+
+// A reconfig that leaves one participant is refused by default
+// (standaloneEnabled=true), and allowed with standaloneEnabled=false, as
+// Apache's PrepRequestProcessor does: "new configuration must include at
+// least 2 followers", else at least 1.
+func TestReconfigToOneParticipant(t *testing.T) {
+	super := []jute.Id{{Scheme: "super"}}
+	for _, one := range []bool{false, true} {
+		h := reconfigHarness(t, PrepConfig{ReconfigEnabled: true, OneParticipant: one})
+		_, r := h.do(Request{Op: jute.OpReconfig, Auth: super, Record: &jute.ReconfigRequest{
+			LeavingServers: "2,3", CurConfigID: -1,
+		}})
+		want := jute.BadArguments
+		if one {
+			want = jute.OK
+		}
+		if r.Err != want {
+			t.Errorf("OneParticipant %v: leaving 2 of 3: %v; want %v", one, r.Err, want)
+		}
+		if one && r.Err == jute.OK && strings.Contains(string(r.Data), "server.2=") {
+			t.Errorf("the new membership still names server 2:\n%s", r.Data)
+		}
 	}
 }
