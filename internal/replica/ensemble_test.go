@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +152,11 @@ type member struct {
 	cfg    Config
 	events chan Event
 	done   chan struct{}
+	// reconfig enables dynamic reconfiguration, from the membership of
+	// cfg.Voters written to /zookeeper/config before the first start, as
+	// a server does; with standaloneEnabled=false, so that a reconfig may
+	// leave one participant.
+	reconfig bool
 }
 
 // startEnsemble starts size voting replicas on a network; opts adjust
@@ -162,6 +168,14 @@ func startEnsemble(t *testing.T, size int, opts ...func(*Config)) (*network, []*
 
 // startGroup starts voters and then learners (ids after the voters').
 func startGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*network, []*member) {
+	t.Helper()
+	n, ms := newGroup(t, size, learners, opts...)
+	runGroup(t, n, ms)
+	return n, ms
+}
+
+// newGroup builds startGroup's members without starting them.
+func newGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*network, []*member) {
 	t.Helper()
 	n := newNetwork(t)
 	var voters, learnerIDs []uint64
@@ -194,6 +208,13 @@ func startGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*netwo
 		}
 		ms = append(ms, m)
 	}
+	return n, ms
+}
+
+// runGroup starts newGroup's members, and creates the session the
+// test's requests run in once they have a leader.
+func runGroup(t *testing.T, n *network, ms []*member) {
+	t.Helper()
 	for _, m := range ms {
 		m.start(t, n)
 		t.Cleanup(m.stop)
@@ -206,7 +227,6 @@ func startGroup(t *testing.T, size, learners int, opts ...func(*Config)) (*netwo
 	if ev := ms[len(ms)-1].await(t, 1<<40); ev.Kind != Applied || ev.Result.Err != jute.OK {
 		t.Fatalf("createSession: %v %+v", ev.Kind, ev.Result)
 	}
-	return n, ms
 }
 
 // start makes the member's replica from its Config, over a fresh state
@@ -215,10 +235,21 @@ func (m *member) start(t *testing.T, n *network) {
 	t.Helper()
 	cfg := m.cfg
 	cfg.State = txn.NewState(tree.New())
-	cfg.Prep = txn.NewPrepper(cfg.State, txn.PrepConfig{})
+	var pc txn.PrepConfig
+	if m.reconfig {
+		pc.ReconfigEnabled, pc.OneParticipant = true, true
+		if _, err := cfg.State.Tree.SetData(tree.ConfigPath, []byte(membershipOf(cfg.Voters)), -1, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prep := txn.NewPrepper(cfg.State, pc)
+	cfg.Prep = prep
 	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.reconfig {
+		prep.SetReconfig(r)
 	}
 	m.r, m.done = r, make(chan struct{})
 	n.mu.Lock()
@@ -228,6 +259,16 @@ func (m *member) start(t *testing.T, n *network) {
 		r.Run()
 		close(done)
 	}(m.done)
+}
+
+// membershipOf is the /zookeeper/config text of voters ids.
+func membershipOf(ids []uint64) string {
+	var b strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d\n", id, 2000+id, 3000+id, 4000+id)
+	}
+	b.WriteString("version=0")
+	return b.String()
 }
 
 func (m *member) stop() {

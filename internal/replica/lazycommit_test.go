@@ -3,10 +3,12 @@ package replica
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/txn"
@@ -146,6 +148,71 @@ func TestSoleVoterWithALearnerKeepsItsCommitDurable(t *testing.T) {
 		want = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
 	})
 	got, zxid, err := Recover(Config{FS: mem.CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
+		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
+			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
+	}
+}
+
+// An ensemble reconfigured down to one voter (standaloneEnabled=false
+// allows it) switches to the sole voter's rule where the change applies:
+// its zoo.cfg listed three, but from then
+// on its commit index is its own say and is durable before a write is
+// answered. After a crash, the state it starts with holds every write it
+// answered after the change.
+func TestEnsembleShrunkToOneVoterKeepsItsCommitDurable(t *testing.T) {
+	disks := map[uint64]*vfs.MemFS{}
+	n, ms := newGroup(t, 3, 0, func(c *Config) {
+		disks[c.ID] = vfs.NewMem()
+		c.FS = disks[c.ID]
+		c.Dir, c.SnapDir = logDir, snapDir
+		c.SegmentSize = 64 << 10
+	})
+	for _, m := range ms {
+		m.reconfig = true
+	}
+	runGroup(t, n, ms)
+	lead := leader(t, ms)
+	var leaving []string
+	for _, m := range ms {
+		if m != lead {
+			leaving = append(leaving, fmt.Sprint(m.r.ID()))
+		}
+	}
+	super := []jute.Id{{Scheme: "super"}}
+	req := txn.Request{SessionID: session, Op: jute.OpReconfig, Auth: super,
+		Record: &jute.ReconfigRequest{LeavingServers: strings.Join(leaving, ","), CurConfigID: -1}}
+	if err := lead.r.Submit(context.Background(), req, 5); err != nil {
+		t.Fatal(err)
+	}
+	if ev := lead.await(t, 5); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("reconfig leaving %v: %v %+v", leaving, ev.Kind, ev.Result)
+	}
+	// The leader alone votes once joint consensus has been left; it
+	// proposes that step itself, right after the change applies.
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Equal(lead.r.Voters(), []uint64{lead.r.ID()}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("voters %v; want only %d", lead.r.Voters(), lead.r.ID())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 3 {
+		if err := lead.r.Submit(context.Background(), create(fmt.Sprintf("/alone%d", i)), uint64(10+i)); err != nil {
+			t.Fatal(err)
+		}
+		if ev := lead.await(t, uint64(10+i)); ev.Kind != Applied || ev.Result.Err != jute.OK {
+			t.Fatalf("write %d with one voter: %v %+v", i, ev.Kind, ev.Result)
+		}
+	}
+	var want view
+	lead.r.Read(func(s *txn.State, zxid int64) {
+		want = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
+	})
+	got, zxid, err := Recover(Config{FS: disks[lead.r.ID()].CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
