@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -279,7 +280,13 @@ func TestLoginWrites(t *testing.T) {
 	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Name != cookieName {
 		t.Fatalf("cookies %+v", cookies)
 	}
-	if strings.Contains(cookies[0].Value, "pw") || m.User != "alice" || m.DigestID != zk.Digest("alice", "pw") || m.CSRF == "" {
+	// The cookie holds only a random id (32 bytes, base64url), never the
+	// password. (A substring test for "pw" failed one run in ~100: a
+	// random id contains it by chance.)
+	if id, err := base64.RawURLEncoding.DecodeString(cookies[0].Value); err != nil || len(id) != 32 {
+		t.Fatalf("cookie %q: not a 32-byte random id (%v)", cookies[0].Value, err)
+	}
+	if m.User != "alice" || m.DigestID != zk.Digest("alice", "pw") || m.CSRF == "" {
 		t.Fatalf("login answer %+v", m)
 	}
 
