@@ -40,21 +40,7 @@ func TestFollowerAcksFromItsLogWriter(t *testing.T) {
 		c.SegmentSize = 64 << 10
 	})
 	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // before they stop
-	lead := leader(t, ms)
-	f := follower(t, ms)
-	for _, m := range ms {
-		if m != lead && m != f {
-			net.isolate(m.r.ID(), true)
-		}
-	}
-	// f has taken back every write before this one: it applied it, and
-	// raft hands over only entries it knows to be durable here.
-	if err := f.r.Submit(context.Background(), create("/settled"), 8); err != nil {
-		t.Fatal(err)
-	}
-	if ev := f.await(t, 8); ev.Kind != Applied || ev.Result.Err != jute.OK {
-		t.Fatalf("write through the follower: %v %+v", ev.Kind, ev.Result)
-	}
+	lead, f := leaderAndSettledFollower(t, net, ms)
 	held.Store(f.r.ID())
 	if err := lead.r.Submit(context.Background(), create("/acked"), 9); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,52 @@ func (g *commitGate) MaybeError(op errorfs.Op) error {
 
 func (g *commitGate) release() { g.once.Do(func() { close(g.open) }) }
 
+// leaderAndSettledFollower returns the leader of ms and one follower,
+// with the other followers cut off and the follower caught up: it has
+// applied a write made through it, so it has written every entry before
+// (raft hands over only entries it knows to be durable here) and taken
+// every such write back on its loop.
+func leaderAndSettledFollower(t *testing.T, net *network, ms []*member) (lead, f *member) {
+	t.Helper()
+	lead = leader(t, ms)
+	f = follower(t, ms)
+	for _, m := range ms {
+		if m != lead && m != f {
+			net.isolate(m.r.ID(), true)
+		}
+	}
+	if err := f.r.Submit(context.Background(), create("/settled"), 8); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.await(t, 8); ev.Kind != Applied || ev.Result.Err != jute.OK {
+		t.Fatalf("write through the follower: %v %+v", ev.Kind, ev.Result)
+	}
+	return lead, f
+}
+
+// requireRecovered checks that the state recovered from a crash copy of
+// fs (only what was synced survives) is want: every write answered.
+func requireRecovered(t *testing.T, fs *vfs.MemFS, want view) {
+	t.Helper()
+	got, zxid, err := Recover(Config{FS: fs.CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
+		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
+			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
+	}
+}
+
+// memberView is what m's replica has applied, as durable's view.
+func memberView(m *member) view {
+	var v view
+	m.r.Read(func(s *txn.State, zxid int64) {
+		v = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
+	})
+	return v
+}
+
 // In an ensemble the commit index is written lazily, without an fsync of
 // its own (wal's LazyCommit), so a member applies and answers a committed
 // write without waiting for that write: here it is held for good on the
@@ -61,25 +107,12 @@ func TestEnsembleAppliesWithoutWaitingForTheCommitWrite(t *testing.T) {
 			g.release()
 		}
 	})
-	lead := leader(t, ms)
-	f := follower(t, ms)
 	// The other follower is cut off, so that the write commits only once
 	// f has it durable, and f's commit index moves in a write of its own.
-	for _, m := range ms {
-		if m != lead && m != f {
-			net.isolate(m.r.ID(), true)
-		}
-	}
-	// f has written every entry before this one: it applied it, and raft
-	// hands over only entries it knows to be durable here. Otherwise the
-	// fsync that arms the gate could be that of an entry f was still
-	// catching up on, and the gate would hold the write's own entry.
-	if err := f.r.Submit(context.Background(), create("/settled"), 8); err != nil {
-		t.Fatal(err)
-	}
-	if ev := f.await(t, 8); ev.Kind != Applied || ev.Result.Err != jute.OK {
-		t.Fatalf("write through the follower: %v %+v", ev.Kind, ev.Result)
-	}
+	// f has caught up first: otherwise the fsync that arms the gate could
+	// be that of an entry f was still catching up on, and the gate would
+	// hold the write's own entry.
+	_, f := leaderAndSettledFollower(t, net, ms)
 	gates[f.r.ID()].armed.Store(true)
 	if err := f.r.Submit(context.Background(), create("/lazy"), 9); err != nil {
 		t.Fatal(err)
@@ -117,16 +150,7 @@ func TestSoleVoterWriteIsOneFsync(t *testing.T) {
 	// The commit index was durable with the entries: after a crash (only
 	// what was fsynced survives), the state a server starts with, before
 	// any election, holds every write answered.
-	want := d.view()
-	crashed := mem.CrashClone()
-	got, zxid, err := Recover(Config{FS: crashed, Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
-		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
-			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
-	}
+	requireRecovered(t, mem, d.view())
 }
 
 // A voter alone with an observer (or an ensemble reconfigured down to one
@@ -153,26 +177,14 @@ func TestSoleVoterWithALearnerKeepsItsCommitDurable(t *testing.T) {
 			t.Fatalf("write %d: %v %+v", i, ev.Kind, ev.Result)
 		}
 	}
-	var want view
-	voter.r.Read(func(s *txn.State, zxid int64) {
-		want = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
-	})
-	got, zxid, err := Recover(Config{FS: mem.CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
-		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
-			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
-	}
+	requireRecovered(t, mem, memberView(voter))
 }
 
 // An ensemble reconfigured down to one voter (standaloneEnabled=false
 // allows it) switches to the sole voter's rule where the change applies:
-// its zoo.cfg listed three, but from then
-// on its commit index is its own say and is durable before a write is
-// answered. After a crash, the state it starts with holds every write it
-// answered after the change.
+// its zoo.cfg listed three, but from then on its commit index is its own
+// say and is durable before a write is answered. After a crash, the state
+// it starts with holds every write it answered after the change.
 func TestEnsembleShrunkToOneVoterKeepsItsCommitDurable(t *testing.T) {
 	disks := map[uint64]*vfs.MemFS{}
 	n, ms := newGroup(t, 3, 0, func(c *Config) {
@@ -218,16 +230,5 @@ func TestEnsembleShrunkToOneVoterKeepsItsCommitDurable(t *testing.T) {
 			t.Fatalf("write %d with one voter: %v %+v", i, ev.Kind, ev.Result)
 		}
 	}
-	var want view
-	lead.r.Read(func(s *txn.State, zxid int64) {
-		want = view{Digest: s.Tree.Digest(), Nodes: s.Tree.NodeCount(), Zxid: zxid}
-	})
-	got, zxid, err := Recover(Config{FS: disks[lead.r.ID()].CrashClone(), Dir: logDir, SnapDir: snapDir, SegmentSize: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if zxid != want.Zxid || got.Tree.NodeCount() != want.Nodes || got.Tree.Digest() != want.Digest {
-		t.Fatalf("recovered after a crash: zxid %d, %d nodes; answered: zxid %d, %d nodes",
-			zxid, got.Tree.NodeCount(), want.Zxid, want.Nodes)
-	}
+	requireRecovered(t, disks[lead.r.ID()], memberView(lead))
 }
