@@ -94,7 +94,7 @@ func putStatDigest(b []byte, s *StatPersisted) {
 // puts it back after, and keeps its term in n.digest for the next
 // undigest. Every change to a node's path, data or persisted stat is
 // bracketed by the two, and a new node is redigested once linked.
-func (t *Tree) undigest(_ string, n *node) { t.apacheDigest -= int64(n.digest) }
+func (t *Tree) undigest(n *node) { t.apacheDigest -= int64(n.digest) }
 
 func (t *Tree) redigest(path string, n *node) {
 	d := t.nodeApacheDigest(path, n)

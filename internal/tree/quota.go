@@ -128,7 +128,7 @@ func (t *Tree) replaceData(path string, id nodeID, data []byte) {
 	t.touch(id)
 	n := t.nodes.at(id)
 	t.dataSize += int64(len(data) - n.dataLength())
-	t.undigest(path, n)
+	t.undigest(n)
 	t.setData(id, data)
 	t.redigest(path, n)
 }

@@ -136,7 +136,7 @@ func (t *Tree) Restore(path string, data []byte, acl []jute.ACL, st StatPersiste
 		n := t.nodes.at(id)
 		t.unindexKind(id, n.stat.EphemeralOwner)
 		t.replaceData(path, id, data) // keeps the digest in step
-		t.undigest(path, n)
+		t.undigest(n)
 		old := n.acl
 		n.acl = t.acls.intern(acl)
 		t.acls.release(old)

@@ -48,7 +48,7 @@ func (t *Tree) CreateNodeAt(parentRef Ref, path string, data []byte, acl []jute.
 	}
 	t.touch(pid)
 	if parentCVersion > parent.stat.Cversion {
-		t.undigest(parentPath, parent)
+		t.undigest(parent)
 		parent.stat.Cversion = parentCVersion
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
@@ -140,7 +140,7 @@ func (t *Tree) DeleteNodeAt(ref Ref, path string, zxid int64) ([]jute.ACL, error
 	parent := t.nodes.at(pid)
 	t.touch(pid)
 	if zxid > parent.stat.Pzxid {
-		t.undigest(parentPath, parent)
+		t.undigest(parent)
 		parent.stat.Pzxid = zxid
 		t.redigest(parentPath, parent)
 	}
@@ -165,7 +165,7 @@ func (t *Tree) unlink(path string, id nodeID) {
 		c := n.firstChild
 		t.unlink(Join(path, t.bufs.name(t.nodes.at(c))), c)
 	}
-	t.undigest(path, n)
+	t.undigest(n)
 	t.indexRemove(path, id)
 	t.dataSize -= int64(len(path) + n.dataLength())
 	t.acls.release(n.acl)
@@ -196,7 +196,7 @@ func (t *Tree) SetDataAt(ref Ref, path string, data []byte, version int32, zxid,
 	}
 	n := t.nodes.at(id)
 	t.touch(id)
-	t.undigest(path, n)
+	t.undigest(n)
 	diff := int64(len(data) - n.dataLength())
 	t.setData(id, data)
 	n.stat.Mtime = time
@@ -221,7 +221,7 @@ func (t *Tree) SetACL(path string, acl []jute.ACL, version int32) (jute.Stat, er
 	old := n.acl
 	n.acl = t.acls.intern(acl)
 	t.acls.release(old)
-	t.undigest(path, n)
+	t.undigest(n)
 	n.stat.Aversion = version
 	t.redigest(path, n)
 	return n.report(), nil
@@ -243,7 +243,7 @@ func (t *Tree) SetCversionPzxid(path string, cversion int32, zxid int64) error {
 	}
 	if cversion > n.stat.Cversion {
 		t.touch(id)
-		t.undigest(path, n)
+		t.undigest(n)
 		n.stat.Cversion = cversion
 		n.stat.Pzxid = zxid
 		t.redigest(path, n)
