@@ -28,9 +28,10 @@ func (r *Replica) recover() (fresh bool, err error) {
 	}
 	ahead := r.loadAhead()
 	defer ahead.discard()
-	// Until the membership is known (setConfState), as zoo.cfg says: only
-	// the commit-only writes of a sole voter must not be lazy.
-	r.lazyCommit = len(cfg.Voters)+len(cfg.Learners) > 1
+	// Until the membership is known (setConfState), by zoo.cfg's voters,
+	// with the same rule: only a sole voter's commit-only writes must not
+	// be lazy, learners or not.
+	r.lazyCommit = !soleVoterIn(raftpb.ConfState{Voters: cfg.Voters}, cfg.ID)
 	w, st, err := wal.Open(cfg.FS, cfg.Dir, wal.Options{Logger: cfg.Logger, SegmentSize: cfg.SegmentSize, NoSync: cfg.NoSync || mutated(MutAckBeforeFsync),
 		LazyCommit: r.lazyCommit})
 	if err != nil {

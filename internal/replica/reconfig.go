@@ -44,8 +44,11 @@ func (r *Replica) setConfState(cs raftpb.ConfState) {
 // soleVoter reports whether this member alone votes in the applied
 // membership, so that its commit index is its own say. raft changes
 // membership when a change is applied, not appended.
-func (r *Replica) soleVoter() bool {
-	return slices.Equal(r.confState.Voters, []uint64{r.cfg.ID}) && len(r.confState.VotersOutgoing) == 0
+func (r *Replica) soleVoter() bool { return soleVoterIn(r.confState, r.cfg.ID) }
+
+// soleVoterIn reports whether id alone votes in cs.
+func soleVoterIn(cs raftpb.ConfState, id uint64) bool {
+	return slices.Equal(cs.Voters, []uint64{id}) && len(cs.VotersOutgoing) == 0
 }
 
 // Voters returns the voting members (both sides of a joint configuration).
