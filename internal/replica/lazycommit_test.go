@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/txn"
@@ -215,13 +214,9 @@ func TestEnsembleShrunkToOneVoterKeepsItsCommitDurable(t *testing.T) {
 	}
 	// The leader alone votes once joint consensus has been left; it
 	// proposes that step itself, right after the change applies.
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Equal(lead.r.Voters(), []uint64{lead.r.ID()}) {
-		if time.Now().After(deadline) {
-			t.Fatalf("voters %v; want only %d", lead.r.Voters(), lead.r.ID())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("membership with %d the only voter", lead.r.ID()), func() bool {
+		return slices.Equal(lead.r.Voters(), []uint64{lead.r.ID()})
+	})
 	for i := range 3 {
 		if err := lead.r.Submit(context.Background(), create(fmt.Sprintf("/alone%d", i)), uint64(10+i)); err != nil {
 			t.Fatal(err)
