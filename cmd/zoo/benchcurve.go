@@ -20,12 +20,14 @@ const benchCurveUsage = `usage: zoo bench curve -axis znodes|sessions|watches -s
 
 The cost curve: grows the target's state step by step along one axis
 (znodes: a fill tree of 100 B znodes, 1000 per parent; sessions: idle
-sessions held open over a 10k-znode tree; watches: getData watches on
-distinct znodes of a tree, over 300 sessions) and at each step runs -reps
-timed windows of getData, setData and create+delete (watches: setData on
-unwatched znodes and setData firing one watch each; sessions: getData paced
-to -rate), as shared/bench's scale.sh does. With -server-pids it reports
-server CPU per operation and RSS from /proc; without, latency only.
+sessions held open over a 10k-znode tree, or with -detached opened and
+their connections dropped, which the server keeps until they time out;
+watches: getData watches on distinct znodes of a tree, over 300
+sessions) and at each step runs -reps timed windows of getData, setData
+and create+delete (watches: setData on unwatched znodes and setData
+firing one watch each; sessions: getData paced to -rate), as
+shared/bench's scale.sh does. With -server-pids it reports server CPU
+per operation and RSS from /proc; without, latency only.
 
 Standard output gets scale.sh's RESULT lines as they are made, then a
 table; 'zoo bench plot' draws a saved copy of it. Progress goes to
@@ -54,7 +56,8 @@ func benchCurve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.Tree, "tree", 0, "znodes of the tree under the watches axis (default largest step + 100000) and the sessions axis (default 10000)")
 	fs.IntVar(&o.WatchSessions, "watch-sessions", 300, "watches axis: sessions that hold the watches")
 	fs.Float64Var(&o.Rate, "rate", 2000, "sessions axis: getData per second of the paced load")
-	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 10*time.Second, "sessions axis: the idle sessions' timeout")
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 0, "sessions axis: the idle sessions' timeout (default 10s, 10m with -detached)")
+	fs.BoolVar(&o.Detached, "detached", false, "sessions axis: open each session and drop its connection, so that the steps can pass the open-file limit (the server's maxSessionTimeout must allow -idle-timeout)")
 	fs.DurationVar(&o.Settle, "settle", 5*time.Second, "sessions axis: wait after the sessions are up")
 	fs.DurationVar(&o.IdleWindow, "idle-window", 15*time.Second, "sessions axis: window of the idle CPU measure")
 	fs.StringVar(&o.Name, "name", "", "the target's name in the RESULT lines (default zoo or apache, from srvr)")
@@ -82,7 +85,7 @@ func benchCurve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(t.ServerPIDs) == 0 {
 		fmt.Fprintln(stderr, "zoo bench curve: no -server-pids: reporting latency and throughput only (no server CPU per op, no RSS)")
 	}
-	if o.Axis == "sessions" {
+	if o.Axis == "sessions" && !o.Detached {
 		raiseNoFile(o.Steps[len(o.Steps)-1]+o.Clients+100, stderr)
 	}
 	var lines bytes.Buffer

@@ -53,9 +53,14 @@ type CurveOptions struct {
 	IdleTimeout        time.Duration
 	Settle, IdleWindow time.Duration
 	Rate               float64
-	Keep               bool      // leave the znodes created
-	Lines              io.Writer // each RESULT line as it is made
-	Seed               uint64
+	// Detached: the sessions axis opens its sessions and drops their
+	// connections (detached.go), to go past the open-file limit. The
+	// timeout (IdleTimeout, default 10 minutes then) must outlast the
+	// curve, and the server's maxSessionTimeout allow it.
+	Detached bool
+	Keep     bool      // leave the znodes created
+	Lines    io.Writer // each RESULT line as it is made
+	Seed     uint64
 }
 
 // ErrCurveExists: a curve's znodes are still there (an earlier -keep or
@@ -82,6 +87,9 @@ func (o CurveOptions) withDefaults() (CurveOptions, error) {
 	defD(&o.Duration, 10*time.Second)
 	defD(&o.Warmup, 3*time.Second)
 	defD(&o.PreWarm, 5*time.Second)
+	if o.Detached {
+		defD(&o.IdleTimeout, 10*time.Minute)
+	}
 	defD(&o.IdleTimeout, 10*time.Second)
 	defD(&o.Settle, 5*time.Second)
 	defD(&o.IdleWindow, 15*time.Second)
@@ -111,6 +119,9 @@ func (o CurveOptions) withDefaults() (CurveOptions, error) {
 		}
 	default:
 		return o, fmt.Errorf("%w: axis %q: want znodes, sessions or watches", ErrBadOptions, o.Axis)
+	}
+	if o.Detached && o.Axis != "sessions" {
+		return o, fmt.Errorf("%w: detached sessions belong to the sessions axis, not %s", ErrBadOptions, o.Axis)
 	}
 	if o.Steps[0] < 0 || o.Reps < 1 || o.Clients < 1 || o.Outstanding < 1 || o.Size < 0 || o.Fanout < 1 ||
 		o.WatchSessions < 1 || o.Rate < 0 || o.Duration < 0 || o.Warmup < 0 {
@@ -154,6 +165,7 @@ type CurveState struct {
 	Znodes      int64 `json:"znode_count"`
 	Watches     int64 `json:"watch_count"`
 	Connections int64 `json:"alive_connections"`
+	Sessions    int64 `json:"global_sessions"`
 	// GrowS is the time it took to grow the state from the step before
 	// (fill, connect, set watches), Added what it added.
 	GrowS float64 `json:"grow_s"`
@@ -371,7 +383,7 @@ func (c *curve) rss() string {
 // state reads the servers' state at a step: RSS, and mntr's counts from
 // the first server.
 func (c *curve) state(ctx context.Context, point int) CurveState {
-	s := CurveState{Point: point, RSSKB: -1, Znodes: -1, Watches: -1, Connections: -1}
+	s := CurveState{Point: point, RSSKB: -1, Znodes: -1, Watches: -1, Connections: -1, Sessions: -1}
 	if kb, ok := memKB(c.t.ServerPIDs, "VmRSS"); ok {
 		s.RSSKB = kb
 	}
@@ -380,7 +392,7 @@ func (c *curve) state(ctx context.Context, point int) CurveState {
 		c.logf("no counts from mntr: %v", err)
 	}
 	for key, p := range map[string]*int64{"zk_znode_count": &s.Znodes, "zk_watch_count": &s.Watches,
-		"zk_num_alive_connections": &s.Connections} {
+		"zk_num_alive_connections": &s.Connections, "zk_global_sessions": &s.Sessions} {
 		if v, err := fmt.Sscan(m[key], p); v != 1 || err != nil {
 			*p = -1
 		}
@@ -453,8 +465,9 @@ func (c *curve) znodes(ctx context.Context) error {
 }
 
 // sessions holds more idle sessions at each step and measures the
-// servers' idle CPU, then a paced getData load.
-func (c *curve) sessions(ctx context.Context) error {
+// servers' idle CPU, then a paced getData load. Detached sessions are
+// opened instead of held when asked, and closed at the end.
+func (c *curve) sessions(ctx context.Context) (err error) {
 	if _, err := c.grow(ctx, "tree", 0, c.o.Tree); err != nil {
 		return err
 	}
@@ -462,19 +475,40 @@ func (c *curve) sessions(ctx context.Context) error {
 	idleT.SessionTimeout = c.o.IdleTimeout
 	idleT.Progress = nil
 	var idle []session
-	defer func() { closeAll(idle) }()
+	var gone []detached
+	defer func() {
+		closeAll(idle)
+		if len(gone) > 0 {
+			err = errors.Join(err, c.closeDetached(ctx, gone))
+		}
+	}()
+	open := func(n int) (int, error) {
+		if c.o.Detached {
+			dt := idleT
+			dt.Progress = c.t.Progress
+			more, err := openDetached(ctx, dt, n-len(gone), c.o.IdleTimeout)
+			gone = append(gone, more...)
+			return len(more), err
+		}
+		more, err := connectAll(ctx, idleT, n-len(idle), &c.held)
+		idle = append(idle, more...)
+		return len(more), err
+	}
+	kind := "idle"
+	if c.o.Detached {
+		kind = "detached"
+	}
 	meter := NewCPUMeter(c.t.ServerPIDs)
 	for _, n := range c.o.Steps {
 		pt := fmt.Sprint(n)
 		rss0 := c.rss()
-		c.logf("point %d: opening %d idle sessions", n, n-len(idle))
+		c.logf("point %d: opening %d %s sessions", n, n-len(idle)-len(gone), kind)
 		a := meter.Sample()
 		t0 := time.Now()
-		more, err := connectAll(ctx, idleT, n-len(idle), &c.held)
+		added, err := open(n)
 		if err != nil {
-			return fmt.Errorf("idle sessions: %w", err)
+			return fmt.Errorf("%s sessions: %w", kind, err)
 		}
-		idle = append(idle, more...)
 		connS := time.Since(t0).Seconds()
 		b := meter.Sample()
 		if err := waitFor(ctx, c.o.Settle); err != nil {
@@ -486,9 +520,15 @@ func (c *curve) sessions(ctx context.Context) error {
 		}
 		ib := meter.Sample()
 		s := c.state(ctx, n)
-		s.GrowS, s.Added = connS, len(more)
+		if c.o.Detached && s.Sessions >= 0 && s.Sessions < int64(n) {
+			return fmt.Errorf("the servers hold %d sessions, fewer than the %d detached ones: sessions expired", s.Sessions, n)
+		}
+		s.GrowS, s.Added = connS, added
 		kv := []any{"mode", "sessidle", "idle", n, "connect_s", fmt.Sprintf("%.2f", connS),
-			"sessions_per_s", fmt.Sprintf("%.0f", float64(len(more))/max(connS, 1e-9))}
+			"sessions_per_s", fmt.Sprintf("%.0f", float64(added)/max(connS, 1e-9))}
+		if c.o.Detached {
+			kv = append(kv, "detached", true)
+		}
 		if cc, err := cpuBetween(a, b, 0); err == nil && cc != nil {
 			kv = append(kv, "cpu_server_connect", fmt.Sprintf("%.2f", cc.ServerCores))
 		}
@@ -497,7 +537,8 @@ func (c *curve) sessions(ctx context.Context) error {
 			kv = append(kv, "idle_cpu_ms_per_s", fmt.Sprintf("%.2f", s.IdleCPUMsPerS))
 		}
 		c.rep.States = append(c.rep.States, s)
-		c.emit(pt, 1, append(kv, "rss0_kb", rss0, "rss_kb", na(s.RSSKB), "alive_connections", na(s.Connections))...)
+		c.emit(pt, 1, append(kv, "rss0_kb", rss0, "rss_kb", na(s.RSSKB), "alive_connections", na(s.Connections),
+			"global_sessions", na(s.Sessions))...)
 		tree := c.o.Tree
 		if err := c.reps(ctx, n, []string{"get-sessions"}, func(string) (opWindow, []any) {
 			return opWindow{op: "get", rate: c.o.Rate,
@@ -509,4 +550,18 @@ func (c *curve) sessions(ctx context.Context) error {
 		c.emit(pt, 1, "mode", "sessend", "idle", n, "errors", c.held.count(), "valid", c.held.count() == 0)
 	}
 	return nil
+}
+
+// closeDetached closes the detached sessions, also after an interrupt
+// (they would otherwise stay on the target for their long timeout), and
+// fails if any had expired: the steps they were counted in are void.
+func (c *curve) closeDetached(ctx context.Context, ds []detached) error {
+	c.logf("closing %d detached sessions", len(ds))
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+	defer cancel()
+	expired, err := closeDetached(cctx, c.t, ds)
+	if expired > 0 {
+		err = errors.Join(err, fmt.Errorf("%d of %d detached sessions expired before the end", expired, len(ds)))
+	}
+	return err
 }

@@ -65,13 +65,13 @@ func (r *CurveReport) WriteTable(w io.Writer) error {
 		}
 	}
 	b.WriteString("\nstate at each step (-1: not readable; counts need mntr in 4lw.commands.whitelist):\n")
-	fmt.Fprintf(&b, "%-12s %-10s %-12s %-12s %-12s %-10s %s\n", r.Axis, "RSS MiB", "znodes", "watches", "connections", "grow s", "added")
+	fmt.Fprintf(&b, "%-12s %-10s %-12s %-12s %-12s %-12s %-10s %s\n", r.Axis, "RSS MiB", "znodes", "watches", "connections", "sessions", "grow s", "added")
 	for _, s := range r.States {
 		rss := "–"
 		if s.RSSKB >= 0 {
 			rss = fmt.Sprintf("%.1f", float64(s.RSSKB)/1024)
 		}
-		fmt.Fprintf(&b, "%-12d %-10s %-12d %-12d %-12d %-10.2f %d", s.Point, rss, s.Znodes, s.Watches, s.Connections, s.GrowS, s.Added)
+		fmt.Fprintf(&b, "%-12d %-10s %-12d %-12d %-12d %-12d %-10.2f %d", s.Point, rss, s.Znodes, s.Watches, s.Connections, s.Sessions, s.GrowS, s.Added)
 		if s.IdleCPUMsPerS > 0 {
 			fmt.Fprintf(&b, "  idle server CPU %.1f ms/s", s.IdleCPUMsPerS)
 		}
