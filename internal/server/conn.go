@@ -92,7 +92,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		nc:   nc,
 		wire: nc,
 		ip:   ip,
-		br:   newConnReader(nc),
+		br:   newConnReader(tcpReader(nc)),
 		done: make(chan struct{}),
 	}
 	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.startWriter(c) })

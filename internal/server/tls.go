@@ -145,6 +145,9 @@ func looksLikeTLS(head []byte) bool {
 // a system call per frame. Chunk buffers come from a pool, so an idle
 // connection holds none.
 func writeFrames(nc net.Conn, frames [][]byte) error {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		return writevTCP(tc, frames)
+	}
 	if _, isTLS := nc.(*tls.Conn); !isTLS {
 		bufs := net.Buffers(frames)
 		_, err := bufs.WriteTo(nc)
