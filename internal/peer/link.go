@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"time"
+
+	"github.com/zoohq/zoo/internal/rawsock"
 )
 
 const (
@@ -604,9 +606,19 @@ func (t *Transport) writeBatch(bw *bufio.Writer, q <-chan Message, m Message) er
 // ioChunk bytes. The timeouts thus mean "no progress for this long", not
 // "this frame took too long": a peer that stops reading is cut off, but a
 // 64 MiB frame on a slow, live link is not.
+//
+// Its reads and writes of a plain TCP socket are raw system calls
+// (internal/rawsock): a follower under load reads a frame or more per
+// call, and each call through the net package risked a thread hand-off.
 type timedConn struct {
 	net.Conn
 	read, write time.Duration // 0: no deadline
+	r           io.Reader     // Conn's reader (rawsock.Reader); nil: Conn
+}
+
+// timedReader is a timedConn that reads through rawsock.
+func timedReader(c net.Conn, read time.Duration) timedConn {
+	return timedConn{Conn: c, read: read, r: rawsock.Reader(c)}
 }
 
 const ioChunk = 256 << 10
@@ -617,7 +629,10 @@ func (c timedConn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	return c.Conn.Read(p)
+	if c.r == nil {
+		return c.Conn.Read(p)
+	}
+	return c.r.Read(p)
 }
 
 func (c timedConn) Write(p []byte) (int, error) {
@@ -629,7 +644,7 @@ func (c timedConn) Write(p []byte) (int, error) {
 				return n, err
 			}
 		}
-		m, err := c.Conn.Write(chunk)
+		m, err := rawsock.Write(c.Conn, chunk)
 		n += m
 		if err != nil {
 			return n, err
@@ -642,7 +657,7 @@ func (c timedConn) Write(p []byte) (int, error) {
 // readLoop delivers p's messages until the connection fails. The peer's
 // heartbeats keep the idle deadline from expiring on a quiet, healthy link.
 func (t *Transport) readLoop(p *peer, c net.Conn) error {
-	tc := timedConn{Conn: c, read: t.cfg.IdleTimeout}
+	tc := timedReader(c, t.cfg.IdleTimeout)
 	fr := newFrameReader(bufio.NewReaderSize(tc, readBufSize), t.cfg.MaxFrame)
 	for {
 		kind, data, err := fr.next(nil)

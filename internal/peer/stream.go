@@ -164,7 +164,7 @@ func (t *Transport) writeStream(c net.Conn, header []byte, r io.Reader, stop <-c
 // serveStream is the receiver: it reads the header, runs OnStream over the
 // body and sends back its result.
 func (t *Transport) serveStream(from uint64, c net.Conn) {
-	tc := timedConn{Conn: c, read: t.cfg.StreamTimeout}
+	tc := timedReader(c, t.cfg.StreamTimeout)
 	sr := &streamReader{br: bufio.NewReaderSize(tc, streamChunk+FrameOverhead)}
 	sr.fr = newFrameReader(sr.br, t.cfg.MaxFrame)
 	header, err := sr.header()

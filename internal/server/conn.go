@@ -18,6 +18,7 @@ import (
 
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/rawsock"
 	"github.com/zoohq/zoo/internal/session"
 	"github.com/zoohq/zoo/internal/txn"
 )
@@ -92,7 +93,7 @@ func newConn(s *Server, id uint64, nc net.Conn, ip netip.Addr) *conn {
 		nc:   nc,
 		wire: nc,
 		ip:   ip,
-		br:   newConnReader(tcpReader(nc)),
+		br:   newConnReader(rawsock.Reader(nc)),
 		done: make(chan struct{}),
 	}
 	c.out = newOutq(s.cfg.MaxOutbound, &s.outbound, func() { s.startWriter(c) })

@@ -13,6 +13,7 @@ import (
 	"github.com/zoohq/zoo/internal/acl"
 	"github.com/zoohq/zoo/internal/auth"
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/rawsock"
 )
 
 // Secure is a listener's TLS: Apache's secureClientPort, or with Unified
@@ -145,13 +146,8 @@ func looksLikeTLS(head []byte) bool {
 // a system call per frame. Chunk buffers come from a pool, so an idle
 // connection holds none.
 func writeFrames(nc net.Conn, frames [][]byte) error {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		return writevTCP(tc, frames)
-	}
 	if _, isTLS := nc.(*tls.Conn); !isTLS {
-		bufs := net.Buffers(frames)
-		_, err := bufs.WriteTo(nc)
-		return err
+		return rawsock.Writev(nc, frames)
 	}
 	bp := chunkPool.Get().(*[]byte)
 	defer chunkPool.Put(bp)

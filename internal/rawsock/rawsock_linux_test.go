@@ -1,4 +1,4 @@
-package server
+package rawsock
 
 import (
 	"bytes"
@@ -38,10 +38,10 @@ func tcpPair(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	return a.(*net.TCPConn), b.(*net.TCPConn)
 }
 
-// TestWritevTCPWholeAndInOrder: a batch larger than the socket's buffers
+// TestWritevWholeAndInOrder: a batch larger than the socket's buffers
 // and than one writev's limit of buffers arrives whole and in order
 // (partial writes, EAGAIN and the wait for the socket are all taken).
-func TestWritevTCPWholeAndInOrder(t *testing.T) {
+func TestWritevWholeAndInOrder(t *testing.T) {
 	a, b := tcpPair(t)
 	var frames [][]byte
 	var want bytes.Buffer
@@ -56,7 +56,7 @@ func TestWritevTCPWholeAndInOrder(t *testing.T) {
 		b, _ := io.ReadAll(b)
 		got <- b
 	}()
-	if err := writevTCP(a, frames); err != nil {
+	if err := Writev(a, frames); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -65,14 +65,14 @@ func TestWritevTCPWholeAndInOrder(t *testing.T) {
 	}
 }
 
-// TestWritevTCPDeadline: a peer that reads nothing cannot hold a writer
+// TestWritevDeadline: a peer that reads nothing cannot hold a writer
 // past its write deadline.
-func TestWritevTCPDeadline(t *testing.T) {
+func TestWritevDeadline(t *testing.T) {
 	a, _ := tcpPair(t)
 	_ = a.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	big := make([]byte, 1<<20)
 	frames := [][]byte{big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big}
-	err := writevTCP(a, frames)
+	err := Writev(a, frames)
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("writev of 32 MiB to a peer that reads nothing: %v, want a deadline error", err)
 	}
@@ -82,9 +82,9 @@ func TestWritevTCPDeadline(t *testing.T) {
 // read deadline and end with io.EOF when the peer closes.
 func TestRawReader(t *testing.T) {
 	a, b := tcpPair(t)
-	r := tcpReader(b)
+	r := Reader(b)
 	if _, ok := r.(rawReader); !ok {
-		t.Fatalf("tcpReader of a TCP connection is %T, want rawReader", r)
+		t.Fatalf("Reader of a TCP connection is %T, want rawReader", r)
 	}
 	go func() {
 		time.Sleep(20 * time.Millisecond) // the reader waits on the poller first
