@@ -20,11 +20,14 @@ func Reader(nc net.Conn) io.Reader {
 	if err != nil {
 		return nc
 	}
-	return rawReader{rc}
+	return rawReader{tc, rc}
 }
 
 // rawReader reads a non-blocking socket with raw read calls.
-type rawReader struct{ rc syscall.RawConn }
+type rawReader struct {
+	tc *net.TCPConn
+	rc syscall.RawConn
+}
 
 func (r rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
@@ -40,7 +43,7 @@ func (r rawReader) Read(p []byte) (int, error) {
 	case err != nil:
 		return 0, err
 	case errno != 0:
-		return 0, os.NewSyscallError("read", errno)
+		return 0, opError("read", r.tc, errno)
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -97,7 +100,7 @@ func Writev(nc net.Conn, bufs [][]byte) error {
 			return err
 		}
 		if errno != 0 {
-			return os.NewSyscallError("writev", errno)
+			return opError("writev", tc, errno)
 		}
 		iov = consumed(iov, uint64(n))
 	}
@@ -126,11 +129,17 @@ func Write(nc net.Conn, p []byte) (int, error) {
 			return done, err
 		}
 		if errno != 0 {
-			return done, os.NewSyscallError("write", errno)
+			return done, opError("write", tc, errno)
 		}
 		done += int(n)
 	}
 	return done, nil
+}
+
+// opError is the error the net package returns for a failed call, so
+// that logs keep the connection's addresses.
+func opError(op string, tc *net.TCPConn, errno syscall.Errno) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: tc.LocalAddr(), Addr: tc.RemoteAddr(), Err: os.NewSyscallError(op, errno)}
 }
 
 // consumed drops the first n bytes from iov.

@@ -108,3 +108,22 @@ func TestRawReader(t *testing.T) {
 		t.Fatalf("empty read: %d, %v", n, err)
 	}
 }
+
+// TestErrorsAsTheNetPackage: a failed call is a *net.OpError naming the
+// connection, as the net package's own calls fail.
+func TestErrorsAsTheNetPackage(t *testing.T) {
+	a, b := tcpPair(t)
+	_ = b.SetLinger(0)
+	b.Close() // a reset: the next write or read fails
+	var err error
+	for range 100 {
+		if err = Writev(a, [][]byte{make([]byte, 1024)}); err != nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "writev" || oe.Addr.String() != a.RemoteAddr().String() {
+		t.Fatalf("writev to a reset connection: %v, want a *net.OpError naming %s", err, a.RemoteAddr())
+	}
+}
