@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync/atomic"
 	"time"
@@ -103,12 +104,18 @@ func openDetached(ctx context.Context, t Target, n int, timeout time.Duration) (
 }
 
 func openOne(ctx context.Context, t Target, server string, timeout time.Duration) (detached, error) {
+	if timeout <= 0 || timeout/time.Millisecond > math.MaxInt32 {
+		return detached{}, fmt.Errorf("%w: session timeout %v", ErrBadOptions, timeout)
+	}
 	want := int32(timeout / time.Millisecond)
 	resp, nc, err := bareHandshake(ctx, t, server, &jute.ConnectRequest{TimeOut: want, Passwd: make([]byte, 16)})
 	if err != nil {
 		return detached{}, err
 	}
 	_ = nc.Close()
+	if resp.TimeOut <= 0 || resp.SessionID == 0 {
+		return detached{}, fmt.Errorf("%s refused a new session", server)
+	}
 	d := detached{server: server, id: resp.SessionID, passwd: resp.Passwd}
 	if resp.TimeOut < want {
 		_, _ = closeDetached(context.WithoutCancel(ctx), t, []detached{d})

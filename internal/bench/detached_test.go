@@ -76,6 +76,9 @@ func TestDetachedTimeoutCapped(t *testing.T) {
 		t.Fatalf("open with a timeout above the server's maximum: %v, want ErrTimeoutCapped", err)
 	}
 	waitSessions(t, addr, before, 2*time.Second)
+	if _, err := openDetached(context.Background(), tg, 1, -time.Second); !errors.Is(err, ErrBadOptions) {
+		t.Fatalf("open with a negative timeout: %v, want ErrBadOptions", err)
+	}
 
 	o := smallCurve("sessions", 5)
 	o.Tree, o.Detached, o.IdleTimeout = 20, true, 30*time.Second
