@@ -36,7 +36,7 @@ func (r rawReader) Read(p []byte) (int, error) {
 	var n uintptr
 	var errno syscall.Errno
 	err := r.rc.Read(func(fd uintptr) bool {
-		n, errno = call(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		n, errno = call(syscall.SYS_READ, fd, unsafe.Pointer(&p[0]), len(p))
 		return errno != syscall.EAGAIN
 	})
 	switch {
@@ -50,13 +50,16 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// call makes a raw system call that cannot block, again if a signal (the
-// runtime's preemption) interrupted it.
-func call(trap, a1, a2, a3 uintptr) (uintptr, syscall.Errno) {
+// call makes a raw system call on fd's buffer buf of count bytes (or
+// iovecs), one that cannot block, again if a signal (the runtime's
+// preemption) interrupted it. buf stays an unsafe.Pointer up to the call,
+// so that the buffer is kept alive and followed if it is on a stack that
+// moves; only the system call's own arguments may hold it as a uintptr.
+func call(trap, fd uintptr, buf unsafe.Pointer, count int) (uintptr, syscall.Errno) {
 	for {
-		n, _, errno := syscall.RawSyscall(trap, a1, a2, a3)
+		r, _, errno := syscall.RawSyscall(trap, fd, uintptr(buf), uintptr(count))
 		if errno != syscall.EINTR {
-			return n, errno
+			return r, errno
 		}
 	}
 }
@@ -93,7 +96,7 @@ func Writev(nc net.Conn, bufs [][]byte) error {
 		var n uintptr
 		var errno syscall.Errno
 		err := rc.Write(func(fd uintptr) bool {
-			n, errno = call(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(min(len(iov), maxIovecs)))
+			n, errno = call(syscall.SYS_WRITEV, fd, unsafe.Pointer(&iov[0]), min(len(iov), maxIovecs))
 			return errno != syscall.EAGAIN
 		})
 		if err != nil {
@@ -122,7 +125,7 @@ func Write(nc net.Conn, p []byte) (int, error) {
 		var n uintptr
 		var errno syscall.Errno
 		err := rc.Write(func(fd uintptr) bool {
-			n, errno = call(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
+			n, errno = call(syscall.SYS_WRITE, fd, unsafe.Pointer(&p[done]), len(p)-done)
 			return errno != syscall.EAGAIN
 		})
 		if err != nil {
