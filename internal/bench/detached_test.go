@@ -10,18 +10,26 @@ import (
 	"time"
 )
 
-// globalSessions is the server's session count, from mntr.
+// globalSessions is the server's session count, from mntr, once the
+// server serves (a server just started answers mntr with "not currently
+// serving requests").
 func globalSessions(t *testing.T, addr string) int {
 	t.Helper()
-	m, err := mntr(context.Background(), addr)
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := mntr(context.Background(), addr)
+		if err == nil {
+			n, err := strconv.Atoi(m["zk_global_sessions"])
+			if err != nil {
+				t.Fatalf("mntr zk_global_sessions %q: %v", m["zk_global_sessions"], err)
+			}
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	n, err := strconv.Atoi(m["zk_global_sessions"])
-	if err != nil {
-		t.Fatalf("mntr zk_global_sessions %q: %v", m["zk_global_sessions"], err)
-	}
-	return n
 }
 
 // waitSessions polls until the server holds want sessions.
