@@ -105,6 +105,9 @@ func Writev(nc net.Conn, bufs [][]byte) error {
 		if errno != 0 {
 			return opError("writev", tc, errno)
 		}
+		if n == 0 { // never for a TCP socket; not a reason to spin
+			return io.ErrShortWrite
+		}
 		iov = consumed(iov, uint64(n))
 	}
 	return nil
@@ -133,6 +136,9 @@ func Write(nc net.Conn, p []byte) (int, error) {
 		}
 		if errno != 0 {
 			return done, opError("write", tc, errno)
+		}
+		if n == 0 {
+			return done, io.ErrShortWrite
 		}
 		done += int(n)
 	}

@@ -127,3 +127,25 @@ func TestErrorsAsTheNetPackage(t *testing.T) {
 		t.Fatalf("writev to a reset connection: %v, want a *net.OpError naming %s", err, a.RemoteAddr())
 	}
 }
+
+// TestWriteWhole: Write hands over all of a buffer larger than the
+// socket's, as net.Conn's Write does, and reports it.
+func TestWriteWhole(t *testing.T) {
+	a, b := tcpPair(t)
+	want := make([]byte, 8<<20)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(b)
+		got <- b
+	}()
+	if n, err := Write(a, want); n != len(want) || err != nil {
+		t.Fatalf("write: %d, %v; want %d, nil", n, err, len(want))
+	}
+	a.Close()
+	if g := <-got; !bytes.Equal(g, want) {
+		t.Fatalf("read %d bytes, not the %d written", len(g), len(want))
+	}
+}
