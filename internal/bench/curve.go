@@ -387,7 +387,7 @@ func (c *curve) state(ctx context.Context, point int) CurveState {
 	if kb, ok := memKB(c.t.ServerPIDs, "VmRSS"); ok {
 		s.RSSKB = kb
 	}
-	m, err := mntr(ctx, c.t.Servers[0])
+	m, err := Mntr(ctx, c.t.Servers[0])
 	if err != nil {
 		c.logf("no counts from mntr: %v", err)
 	}

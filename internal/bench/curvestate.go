@@ -85,8 +85,8 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 // figures (not whitelisted, or not a ZooKeeper server).
 var ErrNot4lw = errors.New("bench: no four-letter word answer (is it in 4lw.commands.whitelist?)")
 
-// mntr returns the server's mntr figures by name.
-func mntr(ctx context.Context, addr string) (map[string]string, error) {
+// Mntr returns the server's mntr figures by name.
+func Mntr(ctx context.Context, addr string) (map[string]string, error) {
 	out, err := fourLetter(ctx, addr, "mntr")
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ func globalSessions(t *testing.T, addr string) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		m, err := mntr(context.Background(), addr)
+		m, err := Mntr(context.Background(), addr)
 		if err == nil {
 			n, err := strconv.Atoi(m["zk_global_sessions"])
 			if err != nil {

@@ -24,18 +24,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"os"
 	"os/signal"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -234,29 +230,15 @@ func (h *healthyLoad) stop() ([]time.Duration, int) {
 
 // globalSessions reads mntr's zk_global_sessions.
 func globalSessions(ctx context.Context, addr string) (int, error) {
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	nc, err := d.DialContext(dctx, "tcp", addr)
+	m, err := bench.Mntr(ctx, addr)
 	if err != nil {
 		return 0, err
 	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write([]byte("mntr")); err != nil {
-		return 0, err
+	v, ok := m["zk_global_sessions"]
+	if !ok {
+		return 0, fmt.Errorf("%s's mntr has no zk_global_sessions", addr)
 	}
-	sc := bufio.NewScanner(nc)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "\t")
-		if ok && k == "zk_global_sessions" {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("mntr has no zk_global_sessions (is mntr in 4lw.commands.whitelist?)")
+	return strconv.Atoi(v)
 }
 
 // pct is the q-quantile of ds (q = 1: the maximum); 0 for none.
