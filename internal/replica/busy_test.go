@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
 	"github.com/zoohq/zoo/internal/vfs/errorfs"
 )
@@ -189,5 +191,75 @@ func TestLeaderSendsWhileItWrites(t *testing.T) {
 	if took >= disks[lead.r.ID()].stall {
 		t.Errorf("the write was answered after %v, not before the leader's %v fsync was over", took, disks[lead.r.ID()].stall)
 	}
+	converge(t, ms)
+}
+
+// Ref: issue 14 ("zero elections during a 10-minute saturated run"). A
+// shared disk stalls every fsync for 3 election timeouts, on the leader
+// or on both followers, while writes arrive one by one, each its own log
+// write, and snapshots are taken meanwhile. More log writes wait than the
+// writer queues, and the snapshots' markers and purges wait for its
+// fsyncs. The loop keeps the writes in a backlog and leaves that disk
+// work to the snapshot goroutine, so its ticks go on: the leader's
+// heartbeats keep the followers from campaigning, the followers' answers
+// keep the leader's quorum check passing, and every write applies in
+// order.
+func TestEnsembleStalledDiskKeepsLeader(t *testing.T) {
+	for _, stalled := range []string{"leader", "followers"} {
+		t.Run(stalled, func(t *testing.T) { testStalledDisk(t, stalled == "leader") })
+	}
+}
+
+func testStalledDisk(t *testing.T, leaderStalls bool) {
+	disks := map[uint64]*slowDisk{}
+	_, ms := startEnsemble(t, 3, func(c *Config) {
+		d := &slowDisk{stall: 30 * busyTick}
+		disks[c.ID] = d
+		c.Tick = busyTick
+		c.FS = errorfs.Wrap(vfs.NewMem(), d)
+		c.Dir, c.SnapDir = logDir, snapDir
+		c.SegmentSize = 64 << 10
+		c.SnapCount = 200
+		c.RequestTicks = 2000 // 40s: a write waits for several stalled fsyncs
+		if debugBusy {
+			c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("id", c.ID)
+		}
+	})
+	lead := leader(t, ms)
+	term := lead.r.Term()
+	for id, d := range disks {
+		d.on.Store((id == lead.r.ID()) == leaderStalls)
+	}
+	w := watchLeader(ms, lead.r.ID(), term)
+	const writes = 2 * maxAppending
+	func() {
+		defer func() {
+			for _, d := range disks {
+				d.on.Store(false)
+			}
+			if seen := w.end(); len(seen) > 0 {
+				t.Errorf("the ensemble lost its leader %d (term %d) while the disk stalled: %v", lead.r.ID(), term, seen)
+			}
+		}()
+		pace := time.NewTicker(time.Millisecond) // one write per loop turn, each its own log write
+		defer pace.Stop()
+		for i := range writes {
+			<-pace.C
+			req := txn.Request{SessionID: session, Op: jute.OpCreate, Record: &jute.CreateRequest{
+				Path: "/stall-", Data: []byte(fmt.Sprint(i)), ACL: open, Flags: jute.FlagPersistentSequential}}
+			if err := lead.r.Submit(context.Background(), req, uint64(i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range writes {
+			ev := lead.await(t, uint64(i+1))
+			if ev.Kind != Applied {
+				t.Fatalf("write %d: %v; want Applied", i, ev.Kind)
+			}
+			if want := fmt.Sprintf("/stall-%010d", i); ev.Result.Path != want {
+				t.Fatalf("write %d created %q; want %q", i, ev.Result.Path, want)
+			}
+		}
+	}()
 	converge(t, ms)
 }

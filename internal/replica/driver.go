@@ -39,10 +39,14 @@ type driver struct {
 	// durable, in order, while the loop goes on (see processReady).
 	// appending counts the writes handed to it whose result the loop has
 	// not taken; at most maxAppending, so neither channel ever blocks its
-	// sender. writing is set once the writer runs.
+	// sender. Writes beyond those wait in backlog, in order, so that a
+	// slow fsync never holds up the loop: its ticks, a leader's
+	// heartbeats and a follower's election clock go on. writing is set
+	// once the writer runs.
 	appendc     chan raftpb.Message
 	appendDonec chan appendResult
 	appending   int
+	backlog     []raftpb.Message
 	writing     bool
 	writerDone  chan struct{}
 }
@@ -57,10 +61,17 @@ type appendResult struct {
 	unreachable []uint64
 }
 
-// maxAppending bounds the log writes queued for the writer. More wait in
-// raft (its unstable log, bounded by MaxUncommittedEntriesSize on the
-// leader and by what the leader sends on a follower).
+// maxAppending bounds the log writes queued for the writer; more wait in
+// the loop's backlog.
 const maxAppending = 256
+
+// maxBacklog bounds the backlog. The backlog holds raft's messages, whose
+// entries raft holds anyway (its unstable log, bounded by
+// MaxUncommittedEntriesSize on the leader and by what the leader sends on
+// a follower); the loop takes no new requests while it is over
+// maxAppending (Run), and waits for the writer only past maxBacklog, on a
+// disk stalled for seconds.
+const maxBacklog = 64 * maxAppending
 
 // applySlice bounds, as a share of a tick, how long one loop turn
 // applies, so that a long backlog (a follower catching up, a burst of
@@ -92,10 +103,10 @@ func newDriver(maxPending int) *driver {
 	return d
 }
 
-// writeSnapshot writes the snapshot file of job on a goroutine of its
-// own; the loop receives the result before it ends (finishSnapshot).
+// writeSnapshot takes the snapshot of job on a goroutine of its own; the
+// loop receives the result before it ends (finishSnapshot).
 func (d *driver) writeSnapshot(r *Replica, job snapJob) {
-	go func() { d.snapc <- r.writeSnapshot(job) }()
+	go func() { d.snapc <- r.takeSnapshot(job) }()
 }
 
 // writeLog is the log writer: it makes each MsgStorageAppend durable, in
@@ -140,10 +151,11 @@ func (d *driver) writeLog(r *Replica) {
 	}
 }
 
-// queueAppend hands a write to the writer, first taking results back
-// while maxAppending are outstanding.
+// queueAppend hands a write to the writer, or queues it behind the
+// writes waiting for room. Only past maxBacklog does it wait, taking
+// results back.
 func (d *driver) queueAppend(r *Replica, m raftpb.Message) error {
-	for d.appending >= maxAppending {
+	for len(d.backlog) >= maxBacklog {
 		select {
 		case res := <-d.appendDonec:
 			if err := r.appendResult(res); err != nil {
@@ -153,9 +165,25 @@ func (d *driver) queueAppend(r *Replica, m raftpb.Message) error {
 			return ErrStopped
 		}
 	}
-	d.appending++
-	d.appendc <- m
+	d.backlog = append(d.backlog, m)
+	d.feedWriter()
 	return nil
+}
+
+// feedWriter hands the writer what waits in the backlog, as far as there
+// is room. The channel never blocks: see appending.
+func (d *driver) feedWriter() {
+	n := 0
+	for ; n < len(d.backlog) && d.appending < maxAppending; n++ {
+		d.appending++
+		d.appendc <- d.backlog[n]
+		d.backlog[n] = raftpb.Message{} // let its entries go once written
+	}
+	if n == len(d.backlog) {
+		d.backlog = d.backlog[:0]
+		return
+	}
+	d.backlog = d.backlog[n:]
 }
 
 // takeAppends takes res and every other write result there is back on
@@ -183,6 +211,7 @@ func (r *Replica) appendResult(res appendResult) error {
 		testHookAppendResult(r, &res.m)
 	}
 	r.drv.appending--
+	r.drv.feedWriter()
 	r.unreachable = append(r.unreachable, res.unreachable...)
 	return r.appendDone(res.m, res.err, res.sent)
 }
@@ -231,10 +260,11 @@ func (r *Replica) Run() {
 			r.fail(err)
 			return
 		}
-		// Stop taking requests while too many wait for a leader: the
-		// bounded propc then pushes back on the connections.
+		// Stop taking requests while too many wait for a leader, or
+		// for the log writer: the bounded propc then pushes back on the
+		// connections.
 		propc := d.propc
-		if len(r.waiting) >= r.cfg.MaxPending {
+		if len(r.waiting) >= r.cfg.MaxPending || len(d.backlog) >= maxAppending {
 			propc = nil
 		}
 		// With work left, the select does not wait. A tick and what
@@ -273,7 +303,8 @@ func (r *Replica) Run() {
 			r.receive(in)
 			r.drainInbox()
 		case <-purgec:
-			r.purge()
+			r.purgeDue = true
+			r.startPurge()
 		case s := <-d.snapSentc:
 			r.snapshotSent(s)
 		case res := <-d.snapc:
@@ -281,6 +312,7 @@ func (r *Replica) Run() {
 				r.fail(err)
 				return
 			}
+			r.startPurge()
 		case <-d.stopc:
 			r.drain()
 			r.dropAll()

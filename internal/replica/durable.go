@@ -227,29 +227,66 @@ func (r *Replica) maybeSnapshot() error {
 	r.nextSnapshot()
 	r.snapBusy = true
 	job := snapJob{
-		meta: snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
-		conf: r.confState,
-		view: r.freeze(),
+		meta:  snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
+		conf:  r.confState,
+		view:  r.freeze(),
+		purge: r.cfg.PurgeInterval == 0 || r.purgeDue,
 	}
+	r.purgeDue = false
 	if r.drv == nil {
-		return r.snapshotDone(r.writeSnapshot(job))
+		return r.snapshotDone(r.takeSnapshot(job))
 	}
 	r.drv.writeSnapshot(r, job)
 	return nil
 }
 
 // snapJob is a snapshot being written: its label, the membership to
-// record with it, and the state to write.
+// record with it, and the state to write (nil view: none, only a purge).
+// purge says to purge the snapshots and the log after it.
 type snapJob struct {
-	meta snap.Meta
-	conf raftpb.ConfState
-	view frozenState
+	meta  snap.Meta
+	conf  raftpb.ConfState
+	view  frozenState
+	purge bool
 }
 
 type snapResult struct {
 	job  snapJob
 	size int64 // of the file written, which paces the next (pace.go)
-	err  error
+	err  error // writing the file: the log still holds everything
+
+	superseded bool  // the leader's newer snapshot was installed meanwhile
+	markerErr  error // recording it in the log: the WAL is broken
+}
+
+// takeSnapshot writes the snapshot file of job, records it in the log
+// and purges what it makes unneeded: all the disk work of a snapshot,
+// done off the loop by a running server's driver, so that the loop never
+// waits for the log writer's fsync (whose lock the marker's write takes)
+// or for file removals.
+func (r *Replica) takeSnapshot(job snapJob) snapResult {
+	res := snapResult{job: job}
+	if job.view.tree != nil {
+		res = r.writeSnapshot(job)
+		if res.err != nil {
+			return res
+		}
+		_, err := r.disk.CreateSnapshot(job.meta.Index, job.conf, nil)
+		switch {
+		case errors.Is(err, raft.ErrSnapOutOfDate):
+			// A snapshot from the leader was installed while this one was
+			// being walked: it is older, and may mix the two states.
+			res.superseded = true
+			return res
+		case err != nil:
+			res.markerErr = fmt.Errorf("replica: snapshot marker at %d: %w", job.meta.Index, err)
+			return res
+		}
+	}
+	if job.purge {
+		r.purge()
+	}
+	return res
 }
 
 // frozenState is the replicated state as of one moment: a frozen view of
@@ -356,34 +393,43 @@ func writeFrozen(w *snap.Writer, view frozenState) error {
 	return nil
 }
 
-// snapshotDone records a written snapshot in the log and drops the log
-// and the snapshots it makes unneeded. A failed file is only logged: the
+// snapshotDone takes a snapshot's outcome (takeSnapshot) back on the
+// loop and compacts the log behind it. A failed file is only logged: the
 // log still holds everything, and the next try comes soon. A failed
 // marker means the WAL is broken: fatal.
 func (r *Replica) snapshotDone(res snapResult) error {
 	r.snapBusy = false
 	meta := res.job.meta
-	if res.err != nil {
+	switch {
+	case res.job.view.tree == nil: // a purge only
+		return nil
+	case res.err != nil:
 		r.cfg.Logger.Warn("snapshot failed; the log keeps everything", "index", meta.Index, "err", res.err)
 		return nil
+	case res.markerErr != nil:
+		return res.markerErr
 	}
 	r.snapProgress.lastSnap = res.size
-	if _, err := r.disk.CreateSnapshot(meta.Index, res.job.conf, nil); errors.Is(err, raft.ErrSnapOutOfDate) {
-		// A snapshot from the leader was installed while this one was
-		// being walked: it is older, and may mix the two states.
+	if res.superseded {
 		r.cfg.Logger.Info("snapshot superseded by the leader's", "index", meta.Index)
 		return nil
-	} else if err != nil {
-		return fmt.Errorf("replica: snapshot marker at %d: %w", meta.Index, err)
 	}
 	// Keep some entries behind the snapshot in memory, for followers
 	// that lag a little, and more for one that lags more (retain.go).
 	r.compactBehind(meta.Index)
 	r.cfg.Logger.Info("snapshot taken", "index", meta.Index)
-	if r.cfg.PurgeInterval == 0 {
-		r.purge()
-	}
 	return nil
+}
+
+// startPurge purges on the snapshot goroutine, if purgeInterval's timer
+// asked for it, once no snapshot is being taken.
+func (r *Replica) startPurge() {
+	if !r.purgeDue || r.snapBusy {
+		return
+	}
+	r.purgeDue = false
+	r.snapBusy = true
+	r.drv.writeSnapshot(r, snapJob{purge: true})
 }
 
 // purge removes all but the newest SnapRetain snapshots and the log

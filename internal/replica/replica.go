@@ -440,7 +440,8 @@ type snapshots struct {
 	snapRule     snapRule        // when the next snapshot is due (pace.go)
 	snapProgress snapProgress    // towards it
 	snapForce    bool            // take one at the next chance, whatever the rule
-	snapBusy     bool            // a snapshot is being written (by the driver's goroutine)
+	snapBusy     bool            // a snapshot is being taken, or a purge done (by the driver's goroutine)
+	purgeDue     bool            // purgeInterval's timer fired: purge once not snapBusy
 	received     *receivedSnap   // from the leader, for raft to hand back
 	streaming    map[uint64]bool // followers a snapshot is being sent to
 	streamReport []snapSent      // inline streams' outcomes, for raft at the end of the turn

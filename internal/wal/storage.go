@@ -227,9 +227,12 @@ func (s *Storage) CreateSnapshot(i uint64, cs raftpb.ConfState, data []byte) (ra
 // not pass the latest snapshot. The files are released separately
 // (Release), as far as the oldest snapshot recovery may still fall back
 // to: keeping entries behind the snapshot on disk costs no memory.
+//
+// It does not wait for a write under way (wmu): the loop that calls it must
+// not wait on a slow fsync. Memory changes only under mu, and a write
+// appends after the last index, which compaction never passes: raft
+// neither compacts nor overwrites past its commit index.
 func (s *Storage) Compact(index uint64) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap := s.snap.Metadata.Index; index > snap {
