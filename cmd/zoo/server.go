@@ -320,8 +320,18 @@ func serverConfig(log *slog.Logger, c *config.Config) server.Config {
 		PurgeInterval:         time.Duration(max(c.PurgeInterval, 0)) * time.Hour,
 		NoSync:                !c.ForceSync,
 		PreAllocSize:          c.PreAllocSizeKB << 10,
+		FsyncWarningThreshold: fsyncWarningThreshold(c.FsyncWarningThresholdMs),
 		SnapCompression:       snapCompression(log, c.SnapshotCompression),
 	}
+}
+
+// fsyncWarningThreshold maps fsync.warningthresholdms to the server's
+// setting, where 0 means the default.
+func fsyncWarningThreshold(ms int64) time.Duration {
+	if ms == 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // startCPUProfile profiles the process into path; the returned function

@@ -273,7 +273,7 @@ func serverStats(h *handler, resp *obj) {
 	stats := newObj().
 		put("packets_sent", st.Sent).
 		put("packets_received", st.Received).
-		put("fsync_threshold_exceed_count", 0).
+		put("fsync_threshold_exceed_count", st.SlowFsyncs).
 		put("client_response_stats", crs).
 		put("data_dir_size", c.DataDirSize).
 		put("log_dir_size", c.DataLogSize).

@@ -28,22 +28,23 @@ const DefaultSnapSizeLimitKB = 4194304
 
 // Apache ZooKeeper 3.8's defaults.
 const (
-	DefaultTickTime               = 3000 // ms (ZooKeeperServer.DEFAULT_TICK_TIME; 2000 in sample configs)
-	DefaultMaxClientCnxns         = 60
-	DefaultSnapRetainCount        = 3 // also the minimum
-	DefaultSnapCount              = 100000
-	DefaultPreAllocSizeKB         = 65536 // 64 MiB
-	DefaultGlobalOutstandingLimit = 1000
-	DefaultJuteMaxBuffer          = 0xfffff // 1 MiB - 1
-	MinJuteMaxBufferExtraSize     = 1024
-	DefaultContainerCheckInterval = 60000 // ms
-	DefaultContainerMaxPerMinute  = 10000
-	DefaultAdminServerAddress     = "0.0.0.0"
-	DefaultAdminServerPort        = 8080
-	DefaultAdminIdleTimeout       = 30000 // ms
-	DefaultAdminCommandURL        = "/commands"
-	DefaultElectionAlg            = 3
-	DefaultClientPort             = 2181
+	DefaultTickTime                = 3000 // ms (ZooKeeperServer.DEFAULT_TICK_TIME; 2000 in sample configs)
+	DefaultMaxClientCnxns          = 60
+	DefaultSnapRetainCount         = 3 // also the minimum
+	DefaultSnapCount               = 100000
+	DefaultPreAllocSizeKB          = 65536 // 64 MiB
+	DefaultFsyncWarningThresholdMs = 1000
+	DefaultGlobalOutstandingLimit  = 1000
+	DefaultJuteMaxBuffer           = 0xfffff // 1 MiB - 1
+	MinJuteMaxBufferExtraSize      = 1024
+	DefaultContainerCheckInterval  = 60000 // ms
+	DefaultContainerMaxPerMinute   = 10000
+	DefaultAdminServerAddress      = "0.0.0.0"
+	DefaultAdminServerPort         = 8080
+	DefaultAdminIdleTimeout        = 30000 // ms
+	DefaultAdminCommandURL         = "/commands"
+	DefaultElectionAlg             = 3
+	DefaultClientPort              = 2181
 )
 
 // DefaultAdminRateLimiterInterval is Apache's admin.rateLimiterIntervalInMS
@@ -101,10 +102,14 @@ type Config struct {
 	// CommitLogCount is how many committed txns the leader keeps in
 	// memory behind its snapshot for followers that lag (commitLogCount,
 	// Apache's zookeeper.commitLogCount); 0 is Zoo's default, 10000.
-	CommitLogCount      int
-	PreAllocSizeKB      int64
-	ForceSync           bool   // fsync the log; default true
-	SnapshotCompression string // snapshot.compression.method: "", "gz" or "snappy"
+	CommitLogCount int
+	PreAllocSizeKB int64
+	// FsyncWarningThresholdMs is fsync.warningthresholdms: a log write
+	// whose fsync takes longer is logged and counted
+	// (fsync_threshold_exceed_count).
+	FsyncWarningThresholdMs int64
+	ForceSync               bool   // fsync the log; default true
+	SnapshotCompression     string // snapshot.compression.method: "", "gz" or "snappy"
 	// GCPercent is gcPercent, Zoo's own key: a fixed GOGC for the server
 	// process. 0 (the default) lets Zoo choose it from the live heap so
 	// that RSS stays near the live heap (cmd/zoo gc.go). The GOGC and
@@ -196,6 +201,7 @@ func base(source string) *Config {
 		StandaloneEnabled:       true,
 		SyncEnabled:             true,
 		ForceSync:               true,
+		FsyncWarningThresholdMs: DefaultFsyncWarningThresholdMs,
 		AdminEnableServer:       true,
 		pos:                     map[string]Pos{},
 		bad:                     map[string]bool{},

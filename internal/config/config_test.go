@@ -73,7 +73,8 @@ func compare(t *testing.T, c *Config, want map[string]any) {
 		"StandaloneEnabled": c.StandaloneEnabled, "ReconfigEnabled": c.ReconfigEnabled,
 		"SuperDigest": c.SuperDigest, "ForceSync": c.ForceSync, "MaxCnxns": c.MaxCnxns,
 		"GlobalOutstandingLimit": c.GlobalOutstandingLimit, "PreAllocSizeKB": c.PreAllocSizeKB,
-		"SnapshotCompression": c.SnapshotCompression, "ContainerCheckInterval": c.ContainerCheckInterval,
+		"FsyncWarningThresholdMs": c.FsyncWarningThresholdMs,
+		"SnapshotCompression":     c.SnapshotCompression, "ContainerCheckInterval": c.ContainerCheckInterval,
 		"ContainerMaxPerMinute": c.ContainerMaxPerMinute, "SyncEnabled": c.SyncEnabled,
 		"QuorumListenOnAllIPs": c.QuorumListenOnAllIPs, "ElectionAlg": c.ElectionAlg,
 		"DynamicConfigFile": c.DynamicConfigFile, "ConfigVersion": c.ConfigVersion, "SkipACL": c.SkipACL,
@@ -101,7 +102,8 @@ func TestParseDefaults(t *testing.T) {
 		"TickTime": 3000, "MinSessionTimeout": 6000, "MaxSessionTimeout": 60000, "MaxClientCnxns": 60,
 		"ClientPortListenBacklog": -1, "ForceSync": true, "SyncEnabled": true, "StandaloneEnabled": true,
 		"GlobalOutstandingLimit": 1000, "PreAllocSizeKB": int64(65536), "ContainerCheckInterval": 60000,
-		"ContainerMaxPerMinute": 10000, "ElectionAlg": 3, "AdminIdleTimeout": 30000,
+		"FsyncWarningThresholdMs": int64(1000),
+		"ContainerMaxPerMinute":   10000, "ElectionAlg": 3, "AdminIdleTimeout": 30000,
 		"AdminCommandURL": "/commands", "SnapshotCompression": "",
 	})
 }
@@ -124,6 +126,7 @@ autopurge.purgeInterval = 24
 snapCount = 5000
 commitLogCount = 500
 preAllocSize = 1024
+fsync.warningthresholdms = 250
 forceSync = no
 snapshot.compression.method = gz
 globalOutstandingLimit = 10
@@ -153,7 +156,7 @@ metricsProvider.httpPort = 7000
 		"TickTime": 500, "InitLimit": 4, "SyncLimit": 3, "DataDir": "/data", "DataLogDir": "/log",
 		"ClientAddr": "127.0.0.1:2191", "MaxClientCnxns": 0, "MaxCnxns": 500, "MinSessionTimeout": 1000,
 		"MaxSessionTimeout": 9000, "ClientPortListenBacklog": 128, "SnapRetainCount": 5, "PurgeInterval": 24,
-		"SnapCount": 5000, "CommitLogCount": 500, "PreAllocSizeKB": int64(1024), "ForceSync": false, "SnapshotCompression": "gz",
+		"SnapCount": 5000, "CommitLogCount": 500, "PreAllocSizeKB": int64(1024), "FsyncWarningThresholdMs": int64(250), "ForceSync": false, "SnapshotCompression": "gz",
 		"GlobalOutstandingLimit": 10, "JuteMaxBuffer": 0x400000, "JuteMaxBufferExtraSize": 2048,
 		"FourLetterWords": []string{"srvr", "ruok", "mntr"}, "AdminEnableServer": false,
 		"AdminAddr": "127.0.0.2:9090", "AdminIdleTimeout": 1000, "AdminCommandURL": "/cmds",

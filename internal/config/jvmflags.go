@@ -110,6 +110,7 @@ var propertyKeys = map[string]bool{
 	"snapCount":                                true,
 	"snapSizeLimitInKb":                        true,
 	"preAllocSize":                             true,
+	"fsync.warningthresholdms":                 true,
 	"forceSync":                                true,
 	"globalOutstandingLimit":                   true,
 	"4lw.commands.whitelist":                   true,

@@ -16,12 +16,13 @@ func TestJVMFlagsSetPropertyKeys(t *testing.T) {
 		}
 	}
 	c := mustCheck(t, "dataDir=/d\nclientPort=2181\n")
-	flags := "-Dzookeeper.extendedTypesEnabled=true -Dzookeeper.DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU= -Dzookeeper.snapCount=500"
+	flags := "-Dzookeeper.extendedTypesEnabled=true -Dzookeeper.DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU= -Dzookeeper.snapCount=500 -Dzookeeper.fsync.warningthresholdms=20"
 	if err := c.ApplyJVMFlags("SERVER_JVMFLAGS", flags); err != nil {
 		t.Fatal(err)
 	}
-	if !c.ExtendedTypesEnabled || c.SuperDigest != "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" || c.SnapCount != 500 {
-		t.Errorf("extendedTypes %v, superDigest %q, snapCount %d: the -D flags were not applied", c.ExtendedTypesEnabled, c.SuperDigest, c.SnapCount)
+	if !c.ExtendedTypesEnabled || c.SuperDigest != "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" || c.SnapCount != 500 || c.FsyncWarningThresholdMs != 20 {
+		t.Errorf("extendedTypes %v, superDigest %q, snapCount %d, fsync.warningthresholdms %d: the -D flags were not applied",
+			c.ExtendedTypesEnabled, c.SuperDigest, c.SnapCount, c.FsyncWarningThresholdMs)
 	}
 
 	c = mustCheck(t, "dataDir=/d\nclientPort=2181\nextendedTypesEnabled=false\n")

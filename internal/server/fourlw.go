@@ -62,6 +62,7 @@ func (src source) Stats() fourlw.Stats {
 		Received:      s.stats.received.Load(),
 		Sent:          s.stats.sent.Load(),
 		Outstanding:   int64(len(s.tokens)),
+		SlowFsyncs:    s.stats.slowFsyncs.Load(),
 		Zxid:          s.rep.LastZxid(),
 		ProposalSizes: fourlw.BufferStats{Last: -1, Min: -1, Max: -1},
 	}

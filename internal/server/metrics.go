@@ -194,9 +194,29 @@ func dirSize(dir string) int64 {
 
 // onPersist, onSnapshot and onRecover are the replica's metric hooks.
 func (s *Server) onPersist(d time.Duration, entries int) {
+	if limit := s.fsyncWarningThreshold(); d.Milliseconds() > limit.Milliseconds() {
+		// Apache's FileTxnLog warning: a slow disk shows in every write's
+		// latency, and past an election timeout it costs the leader.
+		s.stats.slowFsyncs.Add(1)
+		s.log.Warn("fsync-ing the write-ahead log took longer than fsync.warningthresholdms, which adversely affects operation latency",
+			"took", d.Round(time.Millisecond), "threshold", limit, "entries", entries)
+	}
 	s.metrics.fsyncTime.Observe(d.Milliseconds())
 	s.metrics.fsyncSeconds.Observe(d.Seconds())
 	s.metrics.txnsPerFsync.Observe(int64(entries))
+}
+
+// fsyncWarningThreshold is Config.FsyncWarningThreshold, compared in whole
+// milliseconds as Apache does.
+func (s *Server) fsyncWarningThreshold() time.Duration {
+	switch t := s.cfg.FsyncWarningThreshold; {
+	case t == 0:
+		return time.Second
+	case t < 0:
+		return 0
+	default:
+		return t
+	}
 }
 
 func (s *Server) onSnapshot(d time.Duration, bytes int64) {

@@ -3,9 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,5 +163,39 @@ func TestLogSyncFailureIsFatal(t *testing.T) {
 	}
 	if err := ts.srv.Err(); !errors.Is(err, errorfs.ErrInjected) {
 		t.Fatalf("Err() = %v; want the injected fsync error", err)
+	}
+}
+
+// Apache's fsync.warningthresholdms: a log write whose fsync takes longer
+// is logged, with what it cost, and counted for the admin server's
+// fsync_threshold_exceed_count; one within it is neither.
+func TestSlowFsyncIsWarnedAndCounted(t *testing.T) {
+	var slow atomic.Bool
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if slow.Load() && op.Kind == errorfs.OpFileSync {
+			time.Sleep(40 * time.Millisecond) // the injected latency itself
+		}
+		return nil
+	})
+	logs := &syncBuffer{}
+	ts := startServer(t, func(c *Config) {
+		c.DataDir = "/data"
+		c.FS = errorfs.Wrap(vfs.NewMem(), inj)
+		c.FsyncWarningThreshold = 20 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	c := newSession(t, ts.addr)
+	c.create("/fast", nil, 0)
+	if n := (source{ts.srv}).Stats().SlowFsyncs; n != 0 {
+		t.Fatalf("%d slow fsyncs counted before any fsync was slow", n)
+	}
+	slow.Store(true)
+	c.create("/slow", nil, 0)
+	slow.Store(false)
+	if n := (source{ts.srv}).Stats().SlowFsyncs; n < 1 {
+		t.Fatalf("%d slow fsyncs counted after a 40 ms fsync over a 20 ms threshold", n)
+	}
+	if !strings.Contains(logs.String(), "fsync.warningthresholdms") {
+		t.Errorf("no warning of the slow fsync in the log:\n%s", logs.String())
 	}
 }

@@ -133,6 +133,10 @@ type Config struct {
 	// SnapCount is how many txns separate snapshots (snapCount); 0 is
 	// Apache's default, 100000.
 	SnapCount int
+	// FsyncWarningThreshold is fsync.warningthresholdms: a log write whose
+	// fsync takes longer, in whole milliseconds, is logged and counted.
+	// 0 means Apache's 1 s; negative, 0 ms (every fsync of 1 ms or more).
+	FsyncWarningThreshold time.Duration
 	// SnapSizeLimit is snapSizeLimitInKb in bytes: the log after which
 	// a snapshot is taken whatever the count; 0 is Apache's 4 GiB, and
 	// negative none.

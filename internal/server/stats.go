@@ -15,6 +15,7 @@ type counters struct {
 	connections atomic.Int64
 	expired     atomic.Int64
 	authFailed  atomic.Int64
+	slowFsyncs  atomic.Int64 // over fsync.warningthresholdms
 	lat         latency
 }
 

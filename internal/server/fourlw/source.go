@@ -78,8 +78,11 @@ type Stats struct {
 	// Connections is the number of live client connections.
 	Connections int
 	Outstanding int64 // requests received but not yet answered
-	Zxid        int64 // last applied zxid
-	NodeCount   int64
+	// SlowFsyncs counts log writes whose fsync took longer than
+	// fsync.warningthresholdms.
+	SlowFsyncs int64
+	Zxid       int64 // last applied zxid
+	NodeCount  int64
 	// ProposalSizes is printed by srvr and stat on a leader only.
 	ProposalSizes BufferStats
 }
