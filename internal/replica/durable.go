@@ -230,9 +230,8 @@ func (r *Replica) maybeSnapshot() error {
 		meta:  snap.Meta{Index: r.applied, Term: r.appliedTerm, Zxid: r.lastZxid.Load()},
 		conf:  r.confState,
 		view:  r.freeze(),
-		purge: r.cfg.PurgeInterval == 0 || r.purgeDue,
+		purge: r.cfg.PurgeInterval == 0, // else purgeInterval's timer (startPurge)
 	}
-	r.purgeDue = false
 	if r.drv == nil {
 		return r.snapshotDone(r.takeSnapshot(job))
 	}

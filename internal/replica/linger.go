@@ -53,7 +53,7 @@ func (r *Replica) staleForEmptyLog(m raftpb.Message) bool {
 		return false
 	}
 	r.staleBeats++
-	if r.staleBeats > lingerElections*r.cfg.ElectionTicks {
+	if r.staleBeats > lingerElections*r.cfg.ElectionTicks/heartbeatTicks {
 		return false // a wiped voter: ErrLostLog
 	}
 	if r.staleBeats == 1 {
