@@ -133,8 +133,9 @@ type Config struct {
 	// SnapCount is how many txns separate snapshots (snapCount); 0 is
 	// Apache's default, 100000.
 	SnapCount int
-	// FsyncWarningThreshold is fsync.warningthresholdms: a log write whose
-	// fsync takes longer, in whole milliseconds, is logged and counted.
+	// FsyncWarningThreshold is fsync.warningthresholdms: a log write (its
+	// write and fsync) that takes longer, in whole milliseconds, is logged
+	// and counted.
 	// 0 means Apache's 1 s; negative, 0 ms (every fsync of 1 ms or more).
 	FsyncWarningThreshold time.Duration
 	// SnapSizeLimit is snapSizeLimitInKb in bytes: the log after which

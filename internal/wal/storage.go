@@ -229,9 +229,9 @@ func (s *Storage) CreateSnapshot(i uint64, cs raftpb.ConfState, data []byte) (ra
 // to: keeping entries behind the snapshot on disk costs no memory.
 //
 // It does not wait for a write under way (wmu): the loop that calls it must
-// not wait on a slow fsync. Memory changes only under mu, and a write
-// appends after the last index, which compaction never passes: raft
-// neither compacts nor overwrites past its commit index.
+// not wait on a slow fsync. Memory changes only under mu, and the two
+// cannot meet: compaction stays at or below the commit index, and raft
+// never writes over a committed entry.
 func (s *Storage) Compact(index uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
