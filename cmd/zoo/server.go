@@ -99,6 +99,8 @@ func runServer(args []string) error {
 	// almost no garbage) and RSS after it 5-8% higher.
 	stopGC := startGC(log, cfg, os.Getenv)
 	defer stopGC()
+	stopProcs := startProcs(log, os.Getenv)
+	defer stopProcs()
 	stopBackup, err := bk.start(log, cfg)
 	if err != nil {
 		return err
