@@ -35,10 +35,13 @@ import (
 const (
 	procsPeriod = 500 * time.Millisecond
 	// procsUpCores: at one P, a period in which the process used this
-	// many cores asks for the default at once. A saturated single P shows
-	// as 0.7 cores or more: its thread also waits for the machine's other
-	// work.
-	procsUpCores = 0.65
+	// many cores asks for the default at once. A single P kept busy shows
+	// as a core or more on a machine of its own (its system calls and the
+	// runtime's monitor thread add to it), but as 0.71-0.76 on the 2-core
+	// machine that also runs the load generator: the other cores are then
+	// taken, and more Ps would only take CPU from the others. A
+	// synchronous client's creates on one server show as 0.64.
+	procsUpCores = 0.8
 	// procsDownCores and procsDownPeriods: on the default, this many
 	// periods in a row under procsDownCores return to one P. The gap to
 	// procsUpCores is the hysteresis: the same load uses fewer cores on

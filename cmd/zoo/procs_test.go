@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,5 +123,38 @@ func TestStartProcsEnvWins(t *testing.T) {
 	stop()
 	if got := runtime.GOMAXPROCS(0); got != def {
 		t.Errorf("after the tuner stopped, GOMAXPROCS is %d, want the default %d", got, def)
+	}
+}
+
+// TestServerIdlesOnOneP: an idle `zoo server` drops to one P within a few
+// tuner periods, as its Prometheus endpoint shows.
+func TestServerIdlesOnOneP(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: the server never runs on more than one P")
+	}
+	dir := t.TempDir()
+	clientPort, metricsPort := freePort(t), freePort(t)
+	cfg := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `dataDir=%s
+clientPort=%d
+admin.enableServer=false
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpHost=127.0.0.1
+metricsProvider.httpPort=%d
+`, filepath.Join(dir, "data"), clientPort, metricsPort), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runZooBinaryEnv(t, buildZoo(t), dir, cfg, fmt.Sprintf("127.0.0.1:%d", clientPort), "GOMAXPROCS=")
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := httpGet(t, url)
+		if strings.Contains(out, "\ngo_sched_gomaxprocs_threads 1\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle server still runs on more than one P:\n%s", grepLines(out, "gomaxprocs"))
+		}
+		time.Sleep(procsPeriod / 2) // polling with a deadline
 	}
 }
