@@ -24,18 +24,20 @@ import (
 //     server, context switches from 0.13 to 0.02;
 //   - 3 servers, one client creating synchronously: 12% less, latency the
 //     same or lower; an idle ensemble: 16 ms/s of CPU against 22;
-//   - 1 server at 100% reads, saturated: 10% more, and 18% fewer reads a
-//     second: one P is then not enough.
+//   - 1 server, saturated by a load generator on the same 2 cores: 25%
+//     less per write; per read 10% more, with 18% fewer reads a second,
+//     when GOMAXPROCS=1 was set from the start, but 39-45% less, with more
+//     reads a second, when this tuner moved an idle server to one P
+//     before the load came (the generator then got more of the machine).
 //
 // So the server runs on one P while it needs less than a core, and on the
 // runtime's default as soon as one P is busy: procsGovernor decides, from
 // the CPU time the process used in each procsPeriod. The two states hold
 // each other in place: a saturated server on the default used 0.8-0.9
-// cores, and on one P 0.6 with 60% more reads a second and a third less
-// CPU per read, so it starts on one P, the state a server spends its life
-// in. A restart's load then runs on one P for a period before the tuner
-// sees it busy. GOMAXPROCS in the environment wins: the tuner then never
-// runs.
+// cores, on one P 0.6. It starts on one P, the state a server spends its
+// life in; a restart's load then runs on one P for a period before the
+// tuner sees it busy (1M znodes restarted in the same time). GOMAXPROCS
+// in the environment wins: the tuner then never runs.
 const (
 	procsPeriod = 500 * time.Millisecond
 	// procsUpCores: at one P, a period in which the process used this
