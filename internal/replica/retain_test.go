@@ -68,14 +68,22 @@ func TestRetainBoundedInBytes(t *testing.T) {
 	lead, f := isolateFollower(t, n, ms)
 	writeN(t, lead, "/b", 300, 1)
 	need := matchOf(t, lead, f.r.ID()) + 1
-	waitFor(t, "the leader compacting past the follower", func() bool {
-		return lead.r.firstIndex() > need
+	// A snapshot's marker is written on the snapshot goroutine and the
+	// loop compacts behind it a turn later, so a reading between the two
+	// sees the newest snapshot's trailing entries not yet dropped: wait
+	// for a reading within the bound, which unbounded retention never gives.
+	var kept int64
+	var first, want uint64
+	waitFor(t, "the leader compacting past the follower, within the bound", func() bool {
+		snapIdx := lead.r.snapIndex()
+		first, want = lead.r.firstIndex(), snapIdx-20
+		kept = 0
+		if first <= want {
+			kept = lead.r.entryBytes(first, want)
+		}
+		return first > need && kept <= bound
 	})
-	snapIdx, first := lead.r.snapIndex(), lead.r.firstIndex()
-	want := snapIdx - 20
-	if kept := lead.r.entryBytes(first, want); first <= want && kept > bound {
-		t.Fatalf("the leader keeps %d bytes in (%d, %d] beyond its trailing entries; the bound is %d", kept, first-1, want, bound)
-	}
+	t.Logf("the leader keeps %d bytes in (%d, %d] beyond its trailing entries; the bound is %d", kept, first-1, want, bound)
 	n.isolate(f.r.ID(), false)
 	converge(t, ms)
 	n.mu.Lock()
