@@ -146,17 +146,13 @@ func tuneProcs(log *slog.Logger, quit <-chan struct{}, tick <-chan time.Time,
 		if !ok {
 			continue
 		}
-		wall := now.Sub(lastAt)
-		prev := last
-		first := lastAt.IsZero()
+		if !lastAt.IsZero() && now.After(lastAt) {
+			cores := float64(used-last) / float64(now.Sub(lastAt))
+			if one, changed := g.next(cores); changed {
+				set(one)
+				log.Debug("procs: parallelism follows the load", "one_p", one, "cores", cores)
+			}
+		}
 		last, lastAt = used, now
-		if first || wall <= 0 {
-			continue
-		}
-		cores := float64(used-prev) / float64(wall)
-		if one, changed := g.next(cores); changed {
-			set(one)
-			log.Debug("procs: parallelism follows the load", "one_p", one, "cores", cores)
-		}
 	}
 }
