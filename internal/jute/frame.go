@@ -122,3 +122,25 @@ func AppendFrame(dst []byte, recs ...Record) []byte {
 	writers.Put(w)
 	return dst
 }
+
+// AppendReply is AppendFrame for a reply: hdr, then resp if it is not
+// nil. The header is taken by value and encoded directly, so a server
+// answering a request does not allocate one (through AppendFrame's
+// Records it escaped to the heap, once per reply).
+func AppendReply(dst []byte, hdr ReplyHeader, resp Record) []byte {
+	if need := FrameSize(resp) + replyHeaderSize; cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
+	w := writers.Get().(*Writer)
+	w.B = dst
+	off := w.BeginFrame()
+	hdr.Encode(w)
+	if resp != nil {
+		resp.Encode(w)
+	}
+	w.EndFrame(off)
+	dst = w.B
+	w.B = nil
+	writers.Put(w)
+	return dst
+}

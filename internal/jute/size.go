@@ -20,6 +20,7 @@ type sizer interface{ encodedSize() int }
 
 func (x *ReplyHeader) encodedSize() int     { return replyHeaderSize }
 func (x *StatResponse) encodedSize() int    { return StatSize }
+func (s *Stat) encodedSize() int            { return StatSize }
 func (x *GetDataResponse) encodedSize() int { return 4 + len(x.Data) + StatSize }
 func (x *CreateResponse) encodedSize() int  { return 4 + len(x.Path) }
 func (x *Create2Response) encodedSize() int { return 4 + len(x.Path) + StatSize }

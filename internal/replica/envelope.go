@@ -18,13 +18,11 @@ const envelopeHeader = 16
 // ErrShortEnvelope means an entry's data is too short to hold an envelope.
 var ErrShortEnvelope = errors.New("replica: entry shorter than its envelope")
 
-// newEnvelope returns the envelope's header with room for a txn of about
-// size bytes, for the txn to be appended to.
-func newEnvelope(origin, tag uint64, size int) []byte {
-	b := make([]byte, envelopeHeader, envelopeHeader+size)
-	binary.BigEndian.PutUint64(b, origin)
-	binary.BigEndian.PutUint64(b[8:], tag)
-	return b
+// appendEnvelope appends the envelope's header to b, for the txn to be
+// appended after it.
+func appendEnvelope(b []byte, origin, tag uint64) []byte {
+	b = binary.BigEndian.AppendUint64(b, origin)
+	return binary.BigEndian.AppendUint64(b, tag)
 }
 
 // OpenEnvelope splits an entry's data into the envelope and the encoded

@@ -52,6 +52,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/snap"
 	"github.com/zoohq/zoo/internal/txn"
 	"github.com/zoohq/zoo/internal/vfs"
@@ -427,7 +428,7 @@ type requests struct {
 	refusedLog uint64      // the tick a refused forward was last logged
 	proposed   []prepped   // prepped here as leader, in log order
 	batch      batch       // prepped, for prepAll's next proposal
-	encodeBuf  []byte      // entryData's scratch
+	enc        jute.Writer // entryData's scratch
 	seq        uint64      // of our last proposal
 	seqFloor   uint64      // no run after this one starts below it (seqfloor.go)
 	syncID     uint64

@@ -63,7 +63,10 @@ func writeReply(op jute.Op, r *txn.Result) (jute.Code, jute.Record) {
 	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		return jute.OK, &jute.Create2Response{Path: r.Path, Stat: r.Stat}
 	case jute.OpSetData, jute.OpSetACL:
-		return jute.OK, &jute.StatResponse{Stat: r.Stat}
+		// A StatResponse is encoded as its Stat alone: the result's own
+		// Stat serves as the body, where boxing a copy allocated once per
+		// write (issue 14).
+		return jute.OK, &r.Stat
 	case jute.OpReconfig:
 		// Apache answers with the new /zookeeper/config.
 		return jute.OK, &jute.GetDataResponse{Data: r.Data, Stat: r.Stat}

@@ -176,6 +176,13 @@ const (
 	Ended
 )
 
+// sessionTxn reports whether a txn of type op is one Applied acts on:
+// every other txn leaves the session table and its connections as they
+// were, so the caller need not take the tracker's lock or read the clock.
+func sessionTxn(op jute.Op) bool {
+	return op == jute.OpCloseSession || op == jute.OpCreateSession || op == txn.OpSetOwner
+}
+
 // Applied keeps expiry in step with an applied txn t (result err) of the
 // replicated session table, on server self, at now; it returns what
 // becomes of the connection of t's session here. A closeSession ends the

@@ -42,13 +42,13 @@ func replyClass(size int) int {
 // encodeReply encodes a reply frame, into a pooled buffer when one fits:
 // owner is that buffer (nil if none), to pass on with the frame to the
 // connection's queue.
-func encodeReply(hdr *jute.ReplyHeader, resp jute.Record) (frame []byte, owner *[]byte) {
-	class := replyClass(jute.FrameSize(hdr, resp))
+func encodeReply(hdr jute.ReplyHeader, resp jute.Record) (frame []byte, owner *[]byte) {
+	class := replyClass(jute.FrameSize(resp) + jute.ReplyHeaderSize)
 	if class < 0 {
-		return encodeFrame(hdr, resp), nil
+		return jute.AppendReply(nil, hdr, resp), nil
 	}
 	p := replyPools[class].Get().(*[]byte)
-	frame = jute.AppendFrame((*p)[:0], hdr, resp)
+	frame = jute.AppendReply((*p)[:0], hdr, resp)
 	if cap(frame) != cap(*p) {
 		// A record larger than its estimate: AppendFrame allocated.
 		replyPools[class].Put(p)

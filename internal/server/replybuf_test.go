@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zoohq/zoo/internal/jute"
+	"github.com/zoohq/zoo/internal/txn"
 )
 
 func TestReplyClass(t *testing.T) {
@@ -32,8 +33,8 @@ func TestEncodeReplyMatchesEncodeFrame(t *testing.T) {
 		{&jute.GetChildrenResponse{Children: []string{"a", "b"}}, true},
 		{nil, true},
 	} {
-		hdr := &jute.ReplyHeader{Xid: 9, Zxid: 42}
-		want := encodeFrame(hdr, tc.resp)
+		hdr := jute.ReplyHeader{Xid: 9, Zxid: 42}
+		want := encodeFrame(&hdr, tc.resp)
 		got, owner := encodeReply(hdr, tc.resp)
 		if !bytes.Equal(got, want) {
 			t.Errorf("%T: encodeReply differs from encodeFrame", tc.resp)
@@ -52,7 +53,7 @@ func TestEncodeReplyMatchesEncodeFrame(t *testing.T) {
 func TestOutqCountsPooledBuffers(t *testing.T) {
 	var total atomic.Int64
 	q := newOutq(1<<20, &total, func() {})
-	frame, owner := encodeReply(&jute.ReplyHeader{Xid: 1}, &jute.StatResponse{})
+	frame, owner := encodeReply(jute.ReplyHeader{Xid: 1}, &jute.StatResponse{})
 	if owner == nil {
 		t.Fatal("a setData-sized reply was not pooled")
 	}
@@ -117,5 +118,42 @@ func TestPooledRepliesArriveIntact(t *testing.T) {
 		if r.Err() != nil || hdr.Xid != int32(i) || hdr.Err != jute.OK || !bytes.Equal(resp.Data, want) {
 			t.Fatalf("reply %d: xid %d, err %v, %d bytes of data (decode: %v)", i, hdr.Xid, hdr.Err, len(resp.Data), r.Err())
 		}
+	}
+}
+
+// A setData or setACL reply carries the result's Stat as its body, which
+// must be the bytes of the StatResponse clients decode, and must not
+// allocate beyond the pooled frame.
+func TestWriteReplyStatIsStatResponse(t *testing.T) {
+	st := jute.Stat{Czxid: 1, Mzxid: 2, Ctime: 3, Mtime: 4, Version: 5, Cversion: 6, Aversion: 7,
+		EphemeralOwner: 8, DataLength: 9, NumChildren: 10, Pzxid: 11}
+	for _, op := range []jute.Op{jute.OpSetData, jute.OpSetACL} {
+		res := &txn.Result{Stat: st}
+		code, body := writeReply(op, res)
+		if code != jute.OK {
+			t.Fatalf("op %d: code %v", op, code)
+		}
+		hdr := jute.ReplyHeader{Xid: 7, Zxid: 99}
+		got, owner := encodeReply(hdr, body)
+		want := encodeFrame(&hdr, &jute.StatResponse{Stat: st})
+		if !bytes.Equal(got, want) {
+			t.Errorf("op %d: reply %x, want StatResponse's %x", op, got, want)
+		}
+		if owner == nil {
+			t.Errorf("op %d: the reply was not pooled", op)
+		}
+		recycleReplies([]*[]byte{owner})
+	}
+	if raceEnabled {
+		return // sync.Pool drops what it is given at random under the race detector
+	}
+	res := &txn.Result{Stat: st}
+	buf := make([]byte, 0, 256)
+	allocs := testing.AllocsPerRun(100, func() {
+		_, body := writeReply(jute.OpSetData, res)
+		buf = jute.AppendReply(buf[:0], jute.ReplyHeader{Xid: 7}, body)
+	})
+	if allocs != 0 {
+		t.Errorf("encoding a setData reply allocated %v times, want 0", allocs)
 	}
 }

@@ -89,8 +89,7 @@ func (r *request) completeAt(now time.Time, zxid int64, code jute.Code, resp jut
 	if code != jute.OK {
 		resp = nil
 	}
-	hdr := jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}
-	frame, owner := encodeReply(&hdr, resp)
+	frame, owner := encodeReply(jute.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: code}, resp)
 	r.completeOwned(now, frame, owner, zxid, false)
 }
 

@@ -111,6 +111,9 @@ func (s *Server) attach(sid int64, c *conn) {
 // moved to another server (Housekeeper.Applied decides).
 func (s *Server) sessionChanged(ev replica.Event) {
 	t := ev.Txn
+	if !sessionTxn(t.Type) {
+		return
+	}
 	s.smu.Lock()
 	end := s.hk.Applied(t, ev.Result.Err, s.cfg.ServerID, s.nowMs())
 	s.smu.Unlock()

@@ -49,15 +49,23 @@ func (t *Txn) Marshal() []byte {
 
 // AppendMarshal appends the encoding of t to b.
 func (t *Txn) AppendMarshal(b []byte) []byte {
-	w := jute.Writer{B: append(b, FormatVersion)}
+	w := jute.Writer{B: b}
+	t.MarshalTo(&w)
+	return w.B
+}
+
+// MarshalTo appends the encoding of t to w.B. A caller that keeps w
+// encodes without allocating: AppendMarshal's writer escapes to the heap
+// through the body's Encode, once per txn.
+func (t *Txn) MarshalTo(w *jute.Writer) {
+	w.B = append(w.B, FormatVersion)
 	w.Long(t.SessionID)
 	w.Int(t.Cxid)
 	w.Long(t.Time)
 	w.Int(int32(t.Type))
 	if t.Body != nil {
-		t.Body.Encode(&w)
+		t.Body.Encode(w)
 	}
-	return w.B
 }
 
 // Unmarshal decodes a txn. It fails on an unknown format version or type,
