@@ -105,22 +105,13 @@ var writers = sync.Pool{New: func() any { return new(Writer) }}
 // AppendFrame appends to dst one frame holding recs encoded back to back
 // (nil records are skipped) and returns the extended slice.
 func AppendFrame(dst []byte, recs ...Record) []byte {
-	if need := FrameSize(recs...); cap(dst)-len(dst) < need {
-		dst = append(make([]byte, 0, len(dst)+need), dst...)
-	}
-	w := writers.Get().(*Writer)
-	w.B = dst
-	off := w.BeginFrame()
-	for _, rec := range recs {
-		if rec != nil {
-			rec.Encode(w)
+	return appendFrame(dst, FrameSize(recs...), func(w *Writer) {
+		for _, rec := range recs {
+			if rec != nil {
+				rec.Encode(w)
+			}
 		}
-	}
-	w.EndFrame(off)
-	dst = w.B
-	w.B = nil
-	writers.Put(w)
-	return dst
+	})
 }
 
 // AppendReply is AppendFrame for a reply: hdr, then resp if it is not
@@ -128,16 +119,24 @@ func AppendFrame(dst []byte, recs ...Record) []byte {
 // answering a request does not allocate one (through AppendFrame's
 // Records it escaped to the heap, once per reply).
 func AppendReply(dst []byte, hdr ReplyHeader, resp Record) []byte {
-	if need := FrameSize(resp) + replyHeaderSize; cap(dst)-len(dst) < need {
+	return appendFrame(dst, FrameSize(resp)+replyHeaderSize, func(w *Writer) {
+		hdr.Encode(w)
+		if resp != nil {
+			resp.Encode(w)
+		}
+	})
+}
+
+// appendFrame appends a frame whose body encode writes, about need bytes
+// with the length, through a Writer from the pool.
+func appendFrame(dst []byte, need int, encode func(w *Writer)) []byte {
+	if cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
 	w := writers.Get().(*Writer)
 	w.B = dst
 	off := w.BeginFrame()
-	hdr.Encode(w)
-	if resp != nil {
-		resp.Encode(w)
-	}
+	encode(w)
 	w.EndFrame(off)
 	dst = w.B
 	w.B = nil

@@ -100,7 +100,7 @@ func (t *Transport) authAccept(c net.Conn, h hello) bool {
 	mech := a.Server()
 	var reason error
 	for {
-		kind, tok, err := fr.next(nil)
+		kind, tok, _, err := fr.next(nil)
 		if err != nil {
 			t.log.Warn("peer: quorum SASL exchange broke off", "from", h.from, "remote", remote, "err", err)
 			return false
@@ -158,7 +158,7 @@ func (t *Transport) authDial(c net.Conn, to uint64, ackFlags uint8) error {
 		if err := writeFrame(c, kindSASLToken, tok); err != nil {
 			return err
 		}
-		kind, msg, err := fr.next(nil)
+		kind, msg, _, err := fr.next(nil)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF

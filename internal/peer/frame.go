@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/zoohq/zoo/internal/bufpool"
 )
 
 const (
@@ -54,7 +56,7 @@ func writeFrame(w io.Writer, kind uint8, payload []byte) error {
 }
 
 // frameReader decodes frames from r. It keeps its scratch space in the
-// struct so that reading a frame allocates only the payload.
+// struct so that reading a frame allocates at most the payload.
 type frameReader struct {
 	r   io.Reader
 	max int // largest payload accepted
@@ -67,45 +69,51 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 }
 
 // next reads one frame. The payload is read into buf when it fits, into a
-// new slice otherwise; pass nil to always get a slice the caller owns.
+// slice the caller owns otherwise: a large one is a buffer from bufpool,
+// which owner is (nil: none), for a caller that may give it back once
+// nothing refers to the payload (Message.Buf). A caller that keeps the
+// payload just never does.
 //
 // It returns io.EOF only for a clean end between frames. A frame cut short
 // yields an error wrapping io.ErrUnexpectedEOF (or the reader's own error,
 // such as a deadline); a zero length or a bad CRC wraps ErrCorrupt; a length
 // above max wraps ErrFrameTooLarge. The length is checked before anything is
 // allocated, so a hostile length cannot make us allocate more than max.
-func (fr *frameReader) next(buf []byte) (uint8, []byte, error) {
+func (fr *frameReader) next(buf []byte) (kind uint8, payload []byte, owner *[]byte, err error) {
 	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
 		if errors.Is(err, io.EOF) {
-			return 0, nil, io.EOF
+			return 0, nil, nil, io.EOF
 		}
-		return 0, nil, fmt.Errorf("peer: frame header: %w", err)
+		return 0, nil, nil, fmt.Errorf("peer: frame header: %w", err)
 	}
 	n := binary.BigEndian.Uint32(fr.hdr[:4])
-	kind := fr.hdr[4]
+	kind = fr.hdr[4]
 	if n == 0 {
-		return 0, nil, fmt.Errorf("%w: zero length", ErrCorrupt)
+		return 0, nil, nil, fmt.Errorf("%w: zero length", ErrCorrupt)
 	}
 	if uint64(n-1) > uint64(fr.max) {
-		return 0, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n-1, fr.max)
+		return 0, nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n-1, fr.max)
 	}
-	size := int(n - 1)
-	var payload []byte
-	if cap(buf) >= size {
+	switch size := int(n - 1); {
+	case cap(buf) >= size:
 		payload = buf[:size]
-	} else {
-		payload = make([]byte, size)
+	default:
+		if owner = bufpool.Get(size); owner != nil {
+			payload = *owner
+		} else {
+			payload = make([]byte, size)
+		}
 	}
 	if _, err := io.ReadFull(fr.r, payload); err != nil {
-		return 0, nil, fmt.Errorf("peer: frame payload: %w", unexpected(err))
+		return 0, nil, nil, fmt.Errorf("peer: frame payload: %w", unexpected(err))
 	}
 	if _, err := io.ReadFull(fr.r, fr.trl[:]); err != nil {
-		return 0, nil, fmt.Errorf("peer: frame crc: %w", unexpected(err))
+		return 0, nil, nil, fmt.Errorf("peer: frame crc: %w", unexpected(err))
 	}
 	if got, want := binary.BigEndian.Uint32(fr.trl[:]), frameCRC(kind, payload); got != want {
-		return 0, nil, fmt.Errorf("%w: crc %08x, want %08x", ErrCorrupt, got, want)
+		return 0, nil, nil, fmt.Errorf("%w: crc %08x, want %08x", ErrCorrupt, got, want)
 	}
-	return kind, payload, nil
+	return kind, payload, owner, nil
 }
 
 // unexpected turns io.EOF inside a frame into io.ErrUnexpectedEOF: the

@@ -9,7 +9,7 @@ import (
 
 func TestFrameRoundTrip(t *testing.T) {
 	var wire bytes.Buffer
-	in := []Message{{0, nil}, {1, []byte("a")}, {255, bytes.Repeat([]byte{7}, 70000)}, {9, []byte{}}}
+	in := []Message{{Kind: 0}, {Kind: 1, Data: []byte("a")}, {Kind: 255, Data: bytes.Repeat([]byte{7}, 70000)}, {Kind: 9, Data: []byte{}}}
 	for _, m := range in {
 		if err := writeFrame(&wire, m.Kind, m.Data); err != nil {
 			t.Fatal(err)
@@ -20,7 +20,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	fr := newFrameReader(&wire, 1<<20)
 	for i, want := range in {
-		kind, p, err := fr.next(nil)
+		kind, p, _, err := fr.next(nil)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -28,7 +28,7 @@ func TestFrameRoundTrip(t *testing.T) {
 			t.Fatalf("frame %d: got kind %d, %d bytes", i, kind, len(p))
 		}
 	}
-	if _, _, err := fr.next(nil); err != io.EOF {
+	if _, _, _, err := fr.next(nil); err != io.EOF {
 		t.Fatalf("after last frame: %v, want io.EOF", err)
 	}
 }
@@ -66,7 +66,7 @@ func TestFrameErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := newFrameReader(bytes.NewReader(tt.wire), 100).next(nil)
+			_, _, _, err := newFrameReader(bytes.NewReader(tt.wire), 100).next(nil)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
@@ -77,7 +77,7 @@ func TestFrameErrors(t *testing.T) {
 func TestFrameReusesBuffer(t *testing.T) {
 	wire := appendFrame(nil, 2, []byte("abc"))
 	buf := make([]byte, 0, 16)
-	_, p, err := newFrameReader(bytes.NewReader(wire), 100).next(buf)
+	_, p, _, err := newFrameReader(bytes.NewReader(wire), 100).next(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestHelloRoundTrip(t *testing.T) {
 // must re-encode to exactly the bytes it consumed.
 func FuzzReadFrame(f *testing.F) {
 	f.Add(appendFrame(nil, 1, []byte("raft")))
-	f.Add(appendFrames([]Message{{0, nil}, {2, []byte("x")}, {3, make([]byte, 300)}}))
+	f.Add(appendFrames([]Message{{Kind: 0}, {Kind: 2, Data: []byte("x")}, {Kind: 3, Data: make([]byte, 300)}}))
 	f.Add([]byte{0, 0, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3})
 	f.Add(appendFrame(nil, 1, []byte("raft"))[:7])
@@ -118,7 +118,7 @@ func FuzzReadFrame(f *testing.F) {
 		fr := newFrameReader(r, limit)
 		for {
 			start := len(data) - r.Len()
-			kind, p, err := fr.next(nil)
+			kind, p, _, err := fr.next(nil)
 			if err != nil {
 				if err != io.EOF && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrFrameTooLarge) &&
 					!errors.Is(err, io.ErrUnexpectedEOF) {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/zoohq/zoo/internal/bufpool"
 	"github.com/zoohq/zoo/internal/rawsock"
 )
 
@@ -584,7 +585,9 @@ func (t *Transport) flushQueue(bw *bufio.Writer, q <-chan Message) error {
 // for many small raft messages.
 func (t *Transport) writeBatch(bw *bufio.Writer, q <-chan Message, m Message) error {
 	for i := 1; ; i++ {
-		if err := writeFrame(bw, m.Kind, m.Data); err != nil {
+		err := writeFrame(bw, m.Kind, m.Data)
+		bufpool.Put(m.Buf) // written to the socket or copied to bw: not read again
+		if err != nil {
 			return err
 		}
 		if i >= t.cfg.QueueSize {
@@ -660,12 +663,12 @@ func (t *Transport) readLoop(p *peer, c net.Conn) error {
 	tc := timedReader(c, t.cfg.IdleTimeout)
 	fr := newFrameReader(bufio.NewReaderSize(tc, readBufSize), t.cfg.MaxFrame)
 	for {
-		kind, data, err := fr.next(nil)
+		kind, data, buf, err := fr.next(nil)
 		if err != nil {
 			return err
 		}
 		if kind != kindHeartbeat {
-			t.cfg.Handler(p.id, Message{Kind: kind, Data: data})
+			t.cfg.Handler(p.id, Message{Kind: kind, Data: data, Buf: buf})
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestIdleLinkClosed(t *testing.T) {
 	}
 	fr := newFrameReader(raw, 1<<10)
 	for i := range 3 {
-		kind, p, err := fr.next(nil)
+		kind, p, _, err := fr.next(nil)
 		if err != nil || kind != kindHeartbeat || len(p) != 0 {
 			t.Fatalf("frame %d: kind %d, %d bytes, %v; want a heartbeat", i, kind, len(p), err)
 		}
@@ -129,7 +129,7 @@ func TestNewLinkReplacesOld(t *testing.T) {
 	a.tr.Send(2, Message{Kind: 9, Data: []byte("hi")})
 	fr := newFrameReader(second, 1<<10)
 	for {
-		kind, p, err := fr.next(nil)
+		kind, p, _, err := fr.next(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func (t *Transport) awaitResult(c net.Conn) *result {
 }
 
 func readResult(c net.Conn) error {
-	kind, p, err := newFrameReader(c, 1<<20).next(nil)
+	kind, p, _, err := newFrameReader(c, 1<<20).next(nil)
 	switch {
 	case err != nil:
 		return fmt.Errorf("peer: stream result: %w", unexpected(err))
@@ -211,7 +211,7 @@ type streamReader struct {
 }
 
 func (s *streamReader) frame() (uint8, []byte, error) {
-	kind, p, err := s.fr.next(s.buf)
+	kind, p, _, err := s.fr.next(s.buf)
 	if err != nil {
 		return 0, nil, fmt.Errorf("peer: stream: %w", unexpected(err))
 	}
@@ -222,7 +222,7 @@ func (s *streamReader) frame() (uint8, []byte, error) {
 }
 
 func (s *streamReader) header() ([]byte, error) {
-	kind, p, err := s.fr.next(nil) // the header is OnStream's to keep
+	kind, p, _, err := s.fr.next(nil) // the header is OnStream's to keep
 	if err != nil {
 		return nil, fmt.Errorf("peer: stream header: %w", unexpected(err))
 	}

@@ -36,6 +36,12 @@ var (
 type Message struct {
 	Kind uint8
 	Data []byte
+	// Buf, if not nil, is the bufpool buffer Data is in. A message sent
+	// with one gives it to the transport, which puts it back once Data is
+	// written: the sender must not touch Data after Send. A message
+	// received with one lets the handler put it back once nothing refers
+	// to Data; a handler that keeps Data must not.
+	Buf *[]byte
 }
 
 // Config assembles a Transport. Zero fields take the defaults named below.
@@ -51,7 +57,7 @@ type Config struct {
 	// Handler receives every message, from that peer's reader goroutine,
 	// in arrival order per peer. It must not block long: the peer's link
 	// reads nothing meanwhile. It must not call Close. m.Data is the
-	// handler's to keep.
+	// handler's to keep (see Message.Buf).
 	Handler func(from uint64, m Message)
 	// OnStream receives a stream opened by SendStream: the header and a
 	// reader of the body, which returns io.EOF at its end and an error if

@@ -392,12 +392,19 @@ func (r *Replica) Submit(ctx context.Context, req txn.Request, tag uint64) error
 // the loop's inbox is full, pushing back on that peer's connection, and
 // drops what cannot be decoded.
 func (r *Replica) Receive(from uint64, kind uint8, data []byte) {
+	r.ReceiveBuffer(from, kind, data, nil)
+}
+
+// ReceiveBuffer is Receive for data held in a bufpool buffer, buf, which
+// the replica puts back once it no longer refers to data (or never, if it
+// keeps it). The caller must not touch data afterwards.
+func (r *Replica) ReceiveBuffer(from uint64, kind uint8, data []byte, buf *[]byte) {
 	if kind == KindActivity {
 		r.activity(from, data) // touches no core state
 		return
 	}
 	select {
-	case r.drv.recvc <- inbound{from: from, kind: kind, data: data}:
+	case r.drv.recvc <- inbound{from: from, kind: kind, data: data, buf: buf}:
 	case <-r.drv.stopc:
 	}
 }

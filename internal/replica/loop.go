@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/zoohq/zoo/internal/bufpool"
 	"github.com/zoohq/zoo/internal/jute"
 	"github.com/zoohq/zoo/internal/txn"
 )
@@ -343,7 +344,9 @@ func (r *Replica) receive(in inbound) {
 		r.receiveSnapshot(in)
 	case KindRaft:
 		var m raftpb.Message
-		if err := m.Unmarshal(in.data); err != nil {
+		err := m.Unmarshal(in.data)
+		bufpool.Put(in.buf) // Unmarshal copies what it keeps
+		if err != nil {
 			r.cfg.Logger.Warn("dropping a peer message", "from", in.from, "err", err)
 			return
 		}
@@ -441,11 +444,31 @@ func (r *Replica) send(msgs []raftpb.Message) {
 // sendRaft hands one raft message to the transport and reports false if
 // the peer could not take it. It reads only the Config, so the log writer
 // may call it too (sendDurable).
+//
+// A transport that writes from pooled buffers (BufferSender: the peer
+// transport's) gets a large message in one, and puts it back once written:
+// a leader's batches of entries were each allocated and zeroed to be
+// written once, 5% of its CPU on three servers at 0% reads (issue 14).
 func (r *Replica) sendRaft(m *raftpb.Message) bool {
-	data, err := m.Marshal()
-	if err != nil {
+	size := m.Size()
+	bs, _ := r.cfg.Transport.(BufferSender)
+	var buf *[]byte
+	if bs != nil {
+		buf = bufpool.Get(size)
+	}
+	var data []byte
+	if buf != nil {
+		data = *buf
+	} else {
+		data = make([]byte, size)
+	}
+	if _, err := m.MarshalToSizedBuffer(data); err != nil {
+		bufpool.Put(buf)
 		r.cfg.Logger.Error("encoding a raft message", "err", err)
 		return true // nothing to retry: raft would only make it again
+	}
+	if buf != nil {
+		return bs.SendBuffer(m.To, KindRaft, buf)
 	}
 	return r.cfg.Transport.Send(m.To, KindRaft, data)
 }

@@ -252,6 +252,13 @@ type Transport interface {
 	SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error
 }
 
+// BufferSender is a Transport that can send a message held in a bufpool
+// buffer, and puts the buffer back once the message is written. The
+// replica sends its large raft messages this way when it can.
+type BufferSender interface {
+	SendBuffer(to uint64, kind uint8, buf *[]byte) bool
+}
+
 // DefaultRequestElections is Config.RequestTicks's default, in election
 // timeouts: long enough for a leader change (which fails what was in
 // flight anyway) and a slow disk, short of a client's patience.
@@ -360,6 +367,7 @@ type inbound struct {
 	from uint64
 	kind uint8
 	data []byte
+	buf  *[]byte // the bufpool buffer data is in, if any (ReceiveBuffer)
 	msg  *raftpb.Message
 	snap *receivedSnap
 	done chan struct{}

@@ -46,6 +46,12 @@ func (l peerLink) Send(to uint64, kind uint8, data []byte) bool {
 	return l.t.Send(to, peer.Message{Kind: kind, Data: data})
 }
 
+// SendBuffer sends a message held in a bufpool buffer, which the
+// transport puts back once it is written.
+func (l peerLink) SendBuffer(to uint64, kind uint8, buf *[]byte) bool {
+	return l.t.Send(to, peer.Message{Kind: kind, Data: *buf, Buf: buf})
+}
+
 func (l peerLink) Connected(id uint64) bool { return l.t.Connected(id) }
 
 func (l peerLink) SendStream(ctx context.Context, to uint64, header []byte, body io.Reader) error {
@@ -71,7 +77,7 @@ func (s *Server) newPeers(e Ensemble, recovered bool) (*peer.Transport, error) {
 		// are dropped, and raft sends them again.
 		Handler: func(from uint64, m peer.Message) {
 			if r := s.running.Load(); r != nil {
-				r.Receive(from, m.Kind, m.Data)
+				r.ReceiveBuffer(from, m.Kind, m.Data, m.Buf)
 			}
 		},
 		OnStream: func(from uint64, header []byte, body io.Reader) error {
