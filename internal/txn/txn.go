@@ -108,14 +108,15 @@ func unmarshal(b []byte, pool *sync.Pool) (*Txn, error) {
 
 // decode reads a txn after its format version.
 func decode(r *jute.Reader) (*Txn, error) {
-	t := &Txn{SessionID: r.Long(), Cxid: r.Int(), Time: r.Long(), Type: jute.Op(r.Int())}
+	sid, cxid, tm, op := r.Long(), r.Int(), r.Long(), jute.Op(r.Int())
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("txn: header: %w", err)
 	}
-	t.Body = newBody(t.Type)
-	if t.Body == nil {
-		return nil, fmt.Errorf("%w %v", ErrType, t.Type)
+	t := newTxn(op)
+	if t == nil {
+		return nil, fmt.Errorf("%w %v", ErrType, op)
 	}
+	t.SessionID, t.Cxid, t.Time, t.Type = sid, cxid, tm, op
 	t.Body.Decode(r)
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("txn: %v body: %w", t.Type, err)
@@ -124,6 +125,40 @@ func decode(r *jute.Reader) (*Txn, error) {
 		return nil, fmt.Errorf("txn: %d bytes after the %v body: %w", r.Len(), t.Type, jute.ErrBadLength)
 	}
 	return t, nil
+}
+
+// newTxn returns a txn of type op with an empty body, or nil for an
+// unknown op. The writes a follower applies most get the txn and its body
+// in one allocation: it decodes every txn it applies, and they live and
+// die together.
+func newTxn(op jute.Op) *Txn {
+	switch op {
+	case jute.OpSetData:
+		x := new(struct {
+			t Txn
+			b SetDataTxn
+		})
+		x.t.Body = &x.b
+		return &x.t
+	case jute.OpCreate, jute.OpCreate2:
+		x := new(struct {
+			t Txn
+			b CreateTxn
+		})
+		x.t.Body = &x.b
+		return &x.t
+	case jute.OpDelete:
+		x := new(struct {
+			t Txn
+			b DeleteTxn
+		})
+		x.t.Body = &x.b
+		return &x.t
+	}
+	if b := newBody(op); b != nil {
+		return &Txn{Body: b}
+	}
+	return nil
 }
 
 // newBody returns an empty body for a txn of type op, or nil.
