@@ -134,31 +134,29 @@ func decode(r *jute.Reader) (*Txn, error) {
 func newTxn(op jute.Op) *Txn {
 	switch op {
 	case jute.OpSetData:
-		x := new(struct {
-			t Txn
-			b SetDataTxn
-		})
-		x.t.Body = &x.b
-		return &x.t
+		return withBody[SetDataTxn]()
 	case jute.OpCreate, jute.OpCreate2:
-		x := new(struct {
-			t Txn
-			b CreateTxn
-		})
-		x.t.Body = &x.b
-		return &x.t
+		return withBody[CreateTxn]()
 	case jute.OpDelete:
-		x := new(struct {
-			t Txn
-			b DeleteTxn
-		})
-		x.t.Body = &x.b
-		return &x.t
+		return withBody[DeleteTxn]()
 	}
 	if b := newBody(op); b != nil {
 		return &Txn{Body: b}
 	}
 	return nil
+}
+
+// withBody allocates a txn and an empty body of type B as one.
+func withBody[B any, PB interface {
+	*B
+	jute.Record
+}]() *Txn {
+	x := new(struct {
+		t Txn
+		b B
+	})
+	x.t.Body = PB(&x.b)
+	return &x.t
 }
 
 // newBody returns an empty body for a txn of type op, or nil.
