@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -148,16 +150,32 @@ metricsProvider.httpPort=%d
 		t.Fatal(err)
 	}
 	runZooBinaryEnv(t, buildZoo(t), dir, cfg, fmt.Sprintf("127.0.0.1:%d", clientPort), "GOMAXPROCS=")
+	// The client port listens before the Prometheus endpoint starts, so
+	// the endpoint may refuse the first tries.
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out := httpGet(t, url)
-		if strings.Contains(out, "\ngo_sched_gomaxprocs_threads 1\n") {
+		out, err := getBody(url)
+		if err == nil && strings.Contains(out, "\ngo_sched_gomaxprocs_threads 1\n") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the idle server still runs on more than one P:\n%s", grepLines(out, "gomaxprocs"))
+			t.Fatalf("the idle server still runs on more than one P (last GET: %v):\n%s", err, grepLines(out, "gomaxprocs"))
 		}
 		time.Sleep(procsPeriod / 2) // polling with a deadline
 	}
+}
+
+// getBody is one GET of url: its body, or why there is none.
+func getBody(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
