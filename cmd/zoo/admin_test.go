@@ -47,16 +47,27 @@ func loadServer(t *testing.T, cfgText string) (*config.Config, *server.Server) {
 
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
+	b, err := getBody(url)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return b
+}
+
+// getBody is one GET of url: its body, and an error if there is none or
+// the status is not 200 OK. A test that polls an endpoint still starting
+// calls it rather than httpGet.
+func getBody(url string) (string, error) {
 	resp, err := http.Get(url)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return string(b)
+	return string(b), err
 }
 
 // zoo.cfg's admin.* and metricsProvider.* keys start the AdminServer and

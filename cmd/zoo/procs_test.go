@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -164,18 +162,4 @@ metricsProvider.httpPort=%d
 		}
 		time.Sleep(procsPeriod / 2) // polling with a deadline
 	}
-}
-
-// getBody is one GET of url: its body, or why there is none.
-func getBody(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(b), err
 }
